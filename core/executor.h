@@ -9,7 +9,10 @@
 // Tasks that wait for other tasks must wait through a TaskGroup: its Wait()
 // runs queued tasks on the waiting thread instead of blocking, so nested
 // parallelism (shards whose parts upload in parallel) never deadlocks the
-// pool, whatever its size.
+// pool, whatever its size. That guarantee holds when tasks block only in
+// Wait() of groups they created: a task that blocks on anything else (a
+// ByteBudget, a queue) may be run nested inside a waiter that holds what it
+// waits for. Take budget leases before submitting, or use TryAcquire.
 #pragma once
 
 #include <condition_variable>
@@ -79,7 +82,9 @@ class TaskGroup {
 // Bounds the bytes held in buffers in flight across the whole process
 // (read-ahead, upload parts, loader queues). Acquire blocks until the bytes
 // are available; a request larger than the capacity is clamped to it so a
-// single huge part cannot deadlock. Thread-safe.
+// single huge part cannot deadlock. Waiters are served in arrival order, so a
+// large request is not starved by a stream of small ones. Do not acquire
+// while holding another lease of the same budget. Thread-safe.
 class ByteBudget {
  public:
   explicit ByteBudget(uint64_t capacity_bytes);
@@ -100,7 +105,10 @@ class ByteBudget {
    public:
     Lease() = default;
     Lease(ByteBudget* budget, uint64_t bytes) : budget_(budget), bytes_(budget ? budget->Acquire(bytes) : 0) {}
-    Lease(Lease&& other) noexcept : budget_(other.budget_), bytes_(other.bytes_) { other.budget_ = nullptr; }
+    Lease(Lease&& other) noexcept : budget_(other.budget_), bytes_(other.bytes_) {
+      other.budget_ = nullptr;
+      other.bytes_ = 0;
+    }
     Lease& operator=(Lease&& other) noexcept;
     ~Lease() { Reset(); }
     void Reset();
@@ -117,6 +125,8 @@ class ByteBudget {
   std::condition_variable cv_;
   uint64_t in_use_ = 0;
   uint64_t peak_ = 0;
+  uint64_t next_ticket_ = 0;  // handed to each blocking Acquire, in order
+  uint64_t now_serving_ = 0;  // the ticket allowed to take bytes next
 };
 
 // The budget used when the caller passes none: SPOOL_MEMORY_BUDGET bytes

@@ -7,8 +7,10 @@
 // non-idempotent attempt is tried only once unless the caller made it safe
 // (a precondition, the resumable protocol) and says so.
 //
-// Backoff is truncated exponential with full jitter: before attempt n+1 it
-// sleeps uniform(0, min(max_backoff, initial_backoff * 2^n)). Clock, sleep and
+// Backoff is truncated exponential with full jitter: after the n-th failed
+// attempt (n = 1, 2, ...) it sleeps
+// uniform(0, min(max_backoff, initial_backoff * 2^(n-1))). An attempt that
+// could only start after max_elapsed is not made. Clock, sleep and
 // randomness are injectable so tests run instantly. Thread-safe: a RetryPolicy
 // is a value and RetryContext functions may be called from any thread.
 #pragma once
@@ -33,7 +35,8 @@ struct RetryPolicy {
 enum class Idempotency { kIdempotent, kNonIdempotent };
 
 // What the loop uses to tell time, wait and draw jitter. Defaults are the
-// steady clock, this_thread::sleep_for and a thread-local PRNG.
+// steady clock, this_thread::sleep_for and a thread-local PRNG; a function
+// left empty falls back to its default.
 struct RetryEnvironment {
   std::function<std::chrono::steady_clock::time_point()> now;
   std::function<void(std::chrono::milliseconds)> sleep;

@@ -1,0 +1,221 @@
+#include "core/executor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "core/bytes.h"
+#include "core/log.h"
+
+namespace spool {
+namespace {
+
+int DefaultThreadCount() {
+  int fallback = std::max(8, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+  const char* text = std::getenv("SPOOL_THREADS");
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  long threads = std::strtol(text, &end, 10);
+  if (*end != '\0' || threads < 1 || threads > 1024) {
+    log::Write(log::Level::kInfo, "executor",
+               "ignoring SPOOL_THREADS=\"" + std::string(text) + "\" (want 1 to 1024); using " +
+                   std::to_string(fallback));
+    return fallback;
+  }
+  return static_cast<int>(threads);
+}
+
+uint64_t DefaultBudgetBytes() {
+  constexpr uint64_t kFallback = 512 * kMiB;
+  const char* text = std::getenv("SPOOL_MEMORY_BUDGET");
+  if (text == nullptr || *text == '\0') return kFallback;
+  Result<uint64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok() || *bytes == 0) {
+    log::Write(log::Level::kInfo, "executor",
+               "ignoring SPOOL_MEMORY_BUDGET=\"" + std::string(text) + "\"; using " + FormatBytes(kFallback));
+    return kFallback;
+  }
+  return *bytes;
+}
+
+}  // namespace
+
+// ---- Executor ---------------------------------------------------------------
+
+Executor::Executor(int threads) {
+  threads = std::max(threads, 1);
+  workers_.reserve(static_cast<size_t>(threads));
+  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+Executor::~Executor() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void Executor::Submit(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+bool Executor::RunOne() {
+  std::function<void()> task;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.empty()) return false;
+    task = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  task();
+  return true;
+}
+
+void Executor::WorkerLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      // When stopping, drain the queue first: every submitted task runs.
+      if (queue_.empty()) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+Executor& DefaultExecutor() {
+  // Never destroyed: tasks still queued at exit must not make exit wait.
+  static Executor* executor = new Executor(DefaultThreadCount());
+  return *executor;
+}
+
+// ---- TaskGroup --------------------------------------------------------------
+
+TaskGroup::TaskGroup(Executor& executor) : executor_(executor) {}
+
+TaskGroup::~TaskGroup() { Wait().IgnoreError(); }
+
+void TaskGroup::Submit(std::function<Status()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_;
+  }
+  executor_.Submit([this, task = std::move(task)]() mutable {
+    Status status = task();
+    // Release what the task captured (buffers, leases) before Wait() can
+    // return.
+    task = nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status.ok() && first_error_.ok()) first_error_ = std::move(status);
+    // Notify while holding the lock: once it is released, Wait() may return
+    // and the group be destroyed.
+    if (--pending_ == 0) done_cv_.notify_all();
+  });
+}
+
+Status TaskGroup::Wait() {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (pending_ == 0) return first_error_;
+    }
+    // Help instead of blocking: the queued task may be ours, or one that ours
+    // is waiting for.
+    if (executor_.RunOne()) continue;
+    // Nothing queued: our remaining tasks are running on other threads.
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+  }
+}
+
+bool TaskGroup::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !first_error_.ok();
+}
+
+void TaskGroup::Cancel(Status reason) {
+  if (reason.ok()) reason = CancelledError("cancelled");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (first_error_.ok()) first_error_ = std::move(reason);
+}
+
+// ---- ByteBudget -------------------------------------------------------------
+
+ByteBudget::ByteBudget(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+uint64_t ByteBudget::Acquire(uint64_t bytes) {
+  bytes = std::min(bytes, capacity_);
+  if (bytes == 0) return 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t ticket = next_ticket_++;
+  cv_.wait(lock, [&] { return now_serving_ == ticket && in_use_ + bytes <= capacity_; });
+  ++now_serving_;
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+  // The next in line may fit too.
+  cv_.notify_all();
+  return bytes;
+}
+
+uint64_t ByteBudget::TryAcquire(uint64_t bytes) {
+  bytes = std::min(bytes, capacity_);
+  if (bytes == 0) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  // Do not jump the queue of blocked Acquire calls.
+  if (now_serving_ != next_ticket_ || in_use_ + bytes > capacity_) return 0;
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+  return bytes;
+}
+
+void ByteBudget::Release(uint64_t bytes) {
+  if (bytes == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_use_ -= std::min(bytes, in_use_);
+  }
+  cv_.notify_all();
+}
+
+uint64_t ByteBudget::in_use() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_use_;
+}
+
+uint64_t ByteBudget::peak() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_;
+}
+
+ByteBudget::Lease& ByteBudget::Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    budget_ = other.budget_;
+    bytes_ = other.bytes_;
+    other.budget_ = nullptr;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+void ByteBudget::Lease::Reset() {
+  if (budget_ != nullptr) budget_->Release(bytes_);
+  budget_ = nullptr;
+  bytes_ = 0;
+}
+
+ByteBudget& DefaultByteBudget() {
+  static ByteBudget* budget = new ByteBudget(DefaultBudgetBytes());
+  return *budget;
+}
+
+}  // namespace spool
