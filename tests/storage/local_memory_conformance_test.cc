@@ -1,0 +1,44 @@
+// The conformance suite on the two stores core ships: memory and local files.
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include "core/storage/local_store.h"
+#include "core/storage/memory_store.h"
+#include "tests/storage/conformance.h"
+
+namespace spool::conformance {
+namespace {
+
+std::string NextCaseName() {
+  static std::atomic<int> counter{0};
+  return "case-" + std::to_string(counter++);
+}
+
+StoreUnderTest OpenMemory() {
+  static auto store = std::make_shared<MemoryStore>("conformance");
+  return {store, NextCaseName() + "/", nullptr};
+}
+
+// Each case gets its own temporary folder; the key prefix is its absolute
+// path without the leading '/'.
+StoreUnderTest OpenLocal() {
+  static auto store = std::make_shared<LocalStore>();
+  std::string pattern = (std::filesystem::temp_directory_path() / "spool-local-conformance-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) return {};
+  std::filesystem::path folder = std::filesystem::canonical(pattern);
+  return {store, folder.string().substr(1) + "/", [folder] {
+            std::error_code ignored;
+            std::filesystem::remove_all(folder, ignored);
+          }};
+}
+
+SPOOL_INSTANTIATE_STORE_CONFORMANCE(
+    CoreStores,
+    ConformanceTarget{.name = "memory", .open = OpenMemory},
+    ConformanceTarget{.name = "local", .open = OpenLocal, .replaced_object_read = ReplacedObjectRead::kOldContent});
+
+}  // namespace
+}  // namespace spool::conformance

@@ -1,0 +1,165 @@
+// Transfers: checksum verification, budget bounds, progress and clean-up.
+#include "core/storage/transfer.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include "core/crc32c.h"
+#include "core/storage/memory_store.h"
+
+namespace spool {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Reports a wrong crc32c for what it reads, as a corrupting service would.
+class WrongChecksumReadable : public ReadableObject {
+ public:
+  explicit WrongChecksumReadable(std::unique_ptr<ReadableObject> inner) : inner_(std::move(inner)) {
+    info_ = inner_->info();
+    info_.crc32c = info_.crc32c.value_or(0) ^ 1;
+  }
+  const ObjectInfo& info() const override { return info_; }
+  Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override { return inner_->ReadAt(offset, buffer); }
+
+ private:
+  std::unique_ptr<ReadableObject> inner_;
+  ObjectInfo info_;
+};
+
+// Claims a wrong crc32c for what was written.
+class WrongChecksumWritable : public WritableObject {
+ public:
+  explicit WrongChecksumWritable(std::unique_ptr<WritableObject> inner) : inner_(std::move(inner)) {}
+  Status Append(std::string_view data) override { return inner_->Append(data); }
+  Result<ObjectInfo> Close() override {
+    SPOOL_ASSIGN_OR_RETURN(ObjectInfo info, inner_->Close());
+    info.crc32c = info.crc32c.value_or(0) ^ 1;
+    return info;
+  }
+  void Abort() override { inner_->Abort(); }
+  uint64_t bytes_appended() const override { return inner_->bytes_appended(); }
+
+ private:
+  std::unique_ptr<WritableObject> inner_;
+};
+
+class CorruptingStore : public MemoryStore {
+ public:
+  using MemoryStore::MemoryStore;
+  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
+    SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> inner, MemoryStore::OpenRead(key));
+    return std::unique_ptr<ReadableObject>(std::make_unique<WrongChecksumReadable>(std::move(inner)));
+  }
+  Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options) override {
+    SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> inner, MemoryStore::OpenWrite(key, options));
+    return std::unique_ptr<WritableObject>(std::make_unique<WrongChecksumWritable>(std::move(inner)));
+  }
+};
+
+class TransferTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "spool-transfer-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    MemoryStore::ClearBucket("transfer-good");
+    MemoryStore::ClearBucket("transfer-bad");
+    data_.resize(5 * 1024 * 1024 + 3);
+    for (size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<char>((i * 7919) >> 3);
+    ASSERT_TRUE(WriteAll(good_, "object", data_).ok());
+    ASSERT_TRUE(WriteAll(bad_, "object", data_).ok());
+    options_.part_size = 1 << 20;
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  size_t EntriesIn(const fs::path& folder) const {
+    return static_cast<size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator()));
+  }
+
+  fs::path dir_;
+  std::string data_;
+  MemoryStore good_{"transfer-good"};
+  CorruptingStore bad_{"transfer-bad"};
+  TransferOptions options_;
+};
+
+TEST_F(TransferTest, CopyRejectsASourceWhoseChecksumDoesNotMatch) {
+  Result<ObjectInfo> copied = CopyObject(bad_, "object", good_, "copy", options_);
+  EXPECT_EQ(copied.status().code(), StatusCode::kDataLoss) << copied.status().ToString();
+  EXPECT_NE(copied.status().message().find("mem://transfer-bad/object"), std::string::npos);
+  EXPECT_EQ(good_.Stat("copy").status().code(), StatusCode::kNotFound) << "nothing may be committed";
+}
+
+TEST_F(TransferTest, CopyRemovesADestinationWhoseChecksumDoesNotMatch) {
+  Result<ObjectInfo> copied = CopyObject(good_, "object", bad_, "copy", options_);
+  EXPECT_EQ(copied.status().code(), StatusCode::kDataLoss) << copied.status().ToString();
+  EXPECT_EQ(bad_.MemoryStore::Stat("copy").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(TransferTest, DownloadRejectsABadChecksumAndLeavesNoFile) {
+  Result<ObjectInfo> downloaded = DownloadFile(bad_, "object", dir_ / "out.bin", options_);
+  EXPECT_EQ(downloaded.status().code(), StatusCode::kDataLoss) << downloaded.status().ToString();
+  EXPECT_EQ(EntriesIn(dir_), 0u) << "neither the file nor its temporary may remain";
+}
+
+TEST_F(TransferTest, UploadRejectsABadStoredChecksum) {
+  { std::ofstream(dir_ / "in.bin", std::ios::binary) << data_; }
+  Result<ObjectInfo> uploaded = UploadFile(dir_ / "in.bin", bad_, "uploaded", options_);
+  EXPECT_EQ(uploaded.status().code(), StatusCode::kDataLoss) << uploaded.status().ToString();
+}
+
+TEST_F(TransferTest, TinyBudgetStillCompletesAndProgressAddsUp) {
+  ByteBudget budget(64 * 1024);  // smaller than one part
+  options_.budget = &budget;
+  std::atomic<uint64_t> progress{0};
+  options_.on_progress = [&progress](uint64_t bytes) { progress += bytes; };
+  Result<ObjectInfo> copied = CopyObject(good_, "object", good_, "copy", options_);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(progress.load(), data_.size());
+  ASSERT_TRUE(copied->crc32c.has_value());
+  EXPECT_EQ(*copied->crc32c, crc32c::Value(data_));
+  EXPECT_EQ(ReadAll(good_, "copy").value_or(""), data_);
+
+  progress = 0;
+  Result<ObjectInfo> downloaded = DownloadFile(good_, "object", dir_ / "nested/out.bin", options_);
+  ASSERT_TRUE(downloaded.ok()) << downloaded.status().ToString();
+  EXPECT_EQ(progress.load(), data_.size());
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_LE(budget.peak(), budget.capacity());
+}
+
+TEST_F(TransferTest, DownloadReplacesAnExistingFile) {
+  { std::ofstream(dir_ / "out.bin") << "old content"; }
+  Result<ObjectInfo> downloaded = DownloadFile(good_, "object", dir_ / "out.bin", options_);
+  ASSERT_TRUE(downloaded.ok()) << downloaded.status().ToString();
+  EXPECT_EQ(fs::file_size(dir_ / "out.bin"), data_.size());
+  EXPECT_EQ(EntriesIn(dir_), 1u);
+}
+
+TEST_F(TransferTest, MissingInputsAreNotFoundAndNamed) {
+  Result<ObjectInfo> upload = UploadFile(dir_ / "absent.bin", good_, "k", options_);
+  EXPECT_EQ(upload.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(upload.status().message().find((dir_ / "absent.bin").string()), std::string::npos);
+  EXPECT_EQ(good_.Stat("k").status().code(), StatusCode::kNotFound);
+
+  Result<ObjectInfo> download = DownloadFile(good_, "absent", dir_ / "x", options_);
+  EXPECT_EQ(download.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(download.status().message().find("mem://transfer-good/absent"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
+TEST_F(TransferTest, DownloadIntoADirectoryIsRefused) {
+  Result<ObjectInfo> download = DownloadFile(good_, "object", dir_, options_);
+  EXPECT_EQ(download.status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace spool
