@@ -1,45 +1,22 @@
 #include "records/chunk_reader.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 
 namespace spool::records {
 
 struct ChunkReader::Fetch {
-  enum class State { kQueued, kRunning, kDone, kCancelled };
-
-  std::mutex mu;
-  std::condition_variable cv;
-  State state = State::kQueued;
   uint64_t offset = 0;
   size_t size = 0;
   std::unique_ptr<char[]> buffer;
   ByteBudget* budget = nullptr;
   uint64_t leased = 0;  // bytes taken from `budget`, given back with the buffer
-  Result<size_t> got = size_t{0};
+  size_t got = 0;       // set by the task
+  std::shared_ptr<StealableTask> task;
 
-  // Moves kQueued to kRunning; false if someone else got there first.
-  bool Claim() {
-    std::lock_guard lock(mu);
-    if (state != State::kQueued) return false;
-    state = State::kRunning;
-    return true;
-  }
-  void Finish(Result<size_t> result) {
-    std::lock_guard lock(mu);
-    got = std::move(result);
-    state = State::kDone;
-    cv.notify_all();
-  }
   ~Fetch() { ReleaseLease(); }
   void ReleaseLease() {
     if (leased != 0) budget->Release(leased);
     leased = 0;
-  }
-  void WaitDone() {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return state == State::kDone; });
   }
 };
 
@@ -58,29 +35,19 @@ ChunkReader::ChunkReader(std::shared_ptr<ReadableObject> object, std::string url
 }
 
 ChunkReader::~ChunkReader() {
-  for (auto& fetch : in_flight_) {
-    std::unique_lock lock(fetch->mu);
-    if (fetch->state == Fetch::State::kQueued) {
-      fetch->state = Fetch::State::kCancelled;
-    } else {
-      fetch->cv.wait(lock, [&] { return fetch->state == Fetch::State::kDone; });
-    }
-  }
+  for (auto& fetch : in_flight_) fetch->task->Cancel().IgnoreError();
 }
 
-void ChunkReader::Run(const std::shared_ptr<Fetch>& fetch, ReadableObject& object) {
+Status ChunkReader::Run(Fetch& fetch, ReadableObject& object) {
   size_t filled = 0;
-  while (filled < fetch->size) {
-    auto got = object.ReadAt(fetch->offset + filled,
-                             std::span<char>(fetch->buffer.get() + filled, fetch->size - filled));
-    if (!got.ok()) {
-      fetch->Finish(got.status());
-      return;
-    }
-    if (*got == 0) break;  // the object is shorter than it was said to be
-    filled += *got;
+  while (filled < fetch.size) {
+    SPOOL_ASSIGN_OR_RETURN(size_t got, object.ReadAt(fetch.offset + filled,
+                                                     std::span<char>(fetch.buffer.get() + filled, fetch.size - filled)));
+    if (got == 0) break;  // the object is shorter than it was said to be
+    filled += got;
   }
-  fetch->Finish(filled);
+  fetch.got = filled;
+  return OkStatus();
 }
 
 void ChunkReader::Issue(bool needed_now) {
@@ -101,12 +68,14 @@ void ChunkReader::Issue(bool needed_now) {
     fetch->buffer = std::make_unique_for_overwrite<char[]>(options_.chunk_size);
   }
   issue_offset_ += size;
-  in_flight_.push_back(fetch);
-  if (options_.read_ahead == 0) return;  // fetched by the consumer in Next()
-  std::shared_ptr<ReadableObject> object = object_;
-  options_.executor->Submit([fetch, object] {
-    if (fetch->Claim()) Run(fetch, *object);
-  });
+  // Without read-ahead the consumer runs the fetch itself in Next().
+  Executor* executor = options_.read_ahead == 0 ? nullptr : options_.executor;
+  // Plain pointers are safe: the destructor cancels or waits for every task
+  // before the fetches and the object go away.
+  Fetch* raw = fetch.get();
+  ReadableObject* object = object_.get();
+  fetch->task = StealableTask::Submit(executor, [raw, object] { return Run(*raw, *object); });
+  in_flight_.push_back(std::move(fetch));
 }
 
 void ChunkReader::TopUp() {
@@ -131,18 +100,14 @@ Result<std::span<const char>> ChunkReader::Next() {
   TopUp();
   std::shared_ptr<Fetch> fetch = in_flight_.front();
   in_flight_.pop_front();
-  if (fetch->Claim()) {
-    Run(fetch, *object_);
-  } else {
-    fetch->WaitDone();
-  }
-  bytes_fetched_ += fetch->got.ok() ? *fetch->got : 0;
-  if (!fetch->got.ok()) {
-    Status error = fetch->got.status().WithContext("reading " + url_ + " at byte " + std::to_string(fetch->offset));
+  Status status = fetch->task->Wait();
+  if (!status.ok()) {
+    Status error = status.WithContext("reading " + url_ + " at byte " + std::to_string(fetch->offset));
     Recycle(std::move(fetch));
     return error;
   }
-  const size_t got = *fetch->got;
+  const size_t got = fetch->got;
+  bytes_fetched_ += got;
   if (got < fetch->size) {
     // A short read ends the object here; later fetches would only fail.
     end_ = fetch->offset + got;

@@ -30,6 +30,7 @@
 #include "core/executor.h"
 #include "core/status.h"
 #include "core/storage/object_store.h"
+#include "records/stealable_task.h"
 
 namespace spool::records {
 
@@ -63,7 +64,7 @@ class ChunkReader {
   void Issue(bool needed_now);
   void TopUp();
   void Recycle(std::shared_ptr<Fetch> fetch);
-  static void Run(const std::shared_ptr<Fetch>& fetch, ReadableObject& object);
+  static Status Run(Fetch& fetch, ReadableObject& object);
 
   std::shared_ptr<ReadableObject> object_;
   std::string url_;
