@@ -81,7 +81,10 @@ Result<std::vector<CheckpointManifest>> CheckpointManager::List() {
         return OkStatus();
       }
       if (manifest.status().code() == StatusCode::kNotFound) return OkStatus();  // partial: not a checkpoint
-      if (manifest.status().code() == StatusCode::kDataLoss) {
+      // A manifest that does not parse or lists unsafe paths: that step is
+      // broken (Restore reports why); the others are still listed.
+      if (manifest.status().code() == StatusCode::kDataLoss ||
+          manifest.status().code() == StatusCode::kInvalidArgument) {
         log::Write(log::Level::kInfo, "checkpoint", "ignoring " + manifest.status().ToString());
         return OkStatus();
       }

@@ -75,10 +75,11 @@ Result<CheckpointManifest> CheckpointManager::Save(int64_t step, const Checkpoin
 
 namespace {
 
-// A staging folder nobody else uses: hidden, beside the source, named after
-// the step and this process.
+// A staging folder nobody else uses: hidden, beside the source folder (or
+// the first source file), named after the step and this process.
 fs::path StagingFolder(const CheckpointOptions& options, const CheckpointSource& source, int64_t step) {
   fs::path base = options.staging_dir;
+  if (base.empty() && !source.folder().empty()) base = source.folder().parent_path();
   if (base.empty()) {
     for (const CheckpointSource::Entry& entry : source.entries()) {
       if (const auto* file = std::get_if<fs::path>(&entry.content)) {

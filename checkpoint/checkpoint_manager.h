@@ -64,7 +64,8 @@ struct CheckpointOptions {
   // true copies always (for trainers that rewrite files in place).
   bool copy_on_capture = false;
   // Where SaveAsync stages captured files. Empty: a hidden folder beside the
-  // first source file (same filesystem, so hard links work).
+  // source folder, or beside the first source file (same filesystem, so hard
+  // links work).
   std::filesystem::path staging_dir;
 
   // Write <root>/LATEST after each commit. Only a hint: Latest() checks it.

@@ -31,7 +31,7 @@ std::string CheckpointLayout::LatestHintKey() const { return Child("LATEST"); }
 std::string CheckpointLayout::ListPrefix() const { return root_.empty() ? std::string() : root_ + "/"; }
 
 std::optional<int64_t> CheckpointLayout::ParseStepPrefix(std::string_view prefix) const {
-  std::string_view expected = ListPrefix();
+  const std::string expected = ListPrefix();
   if (prefix.substr(0, expected.size()) != expected) return std::nullopt;
   prefix.remove_prefix(expected.size());
   constexpr std::string_view kStep = "step-";

@@ -15,6 +15,7 @@ Result<CheckpointSource> CheckpointSource::FromFolder(const fs::path& folder) {
     return InvalidArgumentError("checkpoint source " + folder.string() + " is not a folder");
   }
   CheckpointSource source;
+  source.folder_ = fs::absolute(folder).lexically_normal();
   fs::recursive_directory_iterator it(folder, fs::directory_options::none, error);
   for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (it->is_symlink(error) && it->is_directory(error)) {

@@ -36,6 +36,8 @@ class CheckpointSource {
   CheckpointSource& AddBuffer(std::string path, std::string bytes);
 
   const std::vector<Entry>& entries() const { return entries_; }
+  // The folder given to FromFolder (empty otherwise).
+  const std::filesystem::path& folder() const { return folder_; }
   bool empty() const { return entries_.empty(); }
 
   // Every path valid and unique (see ValidateCheckpointPath).
@@ -53,6 +55,7 @@ class CheckpointSource {
 
  private:
   std::vector<Entry> entries_;
+  std::filesystem::path folder_;
 };
 
 }  // namespace spool

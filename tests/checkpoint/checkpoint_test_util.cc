@@ -1,0 +1,132 @@
+#include "tests/checkpoint/checkpoint_test_util.h"
+
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace spool::testing {
+
+namespace fs = std::filesystem;
+
+std::string DeterministicBytes(uint64_t seed, uint64_t size) {
+  std::string bytes(size, '\0');
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (uint64_t i = 0; i < size; i += 8) {
+    // splitmix64
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    for (uint64_t b = 0; b < 8 && i + b < size; ++b) bytes[i + b] = static_cast<char>(z >> (8 * b));
+  }
+  return bytes;
+}
+
+std::map<std::string, std::string> CrashStepFiles(int64_t step) {
+  std::map<std::string, std::string> files;
+  const uint64_t s = static_cast<uint64_t>(step);
+  files["model.ckpt.index"] = DeterministicBytes(s * 10 + 1, 100 + s % 977);
+  files["model.ckpt.data-00000-of-00002"] = DeterministicBytes(s * 10 + 2, 200000 + (s * 7919) % 300000);
+  files["model.ckpt.data-00001-of-00002"] = DeterministicBytes(s * 10 + 3, (s * 104729) % 150000);
+  files["optimizer/state.bin"] = DeterministicBytes(s * 10 + 4, 50000 + s % 13);
+  files["empty"] = "";
+  files["step.txt"] = std::to_string(step) + "\n";
+  return files;
+}
+
+void WriteFolder(const fs::path& folder, const std::map<std::string, std::string>& files) {
+  fs::remove_all(folder);
+  for (const auto& [path, bytes] : files) {
+    fs::path file = folder / path;
+    fs::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw std::runtime_error("cannot write " + file.string());
+  }
+  fs::create_directories(folder);
+}
+
+std::map<std::string, std::string> ReadFolder(const fs::path& folder) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    files[entry.path().lexically_relative(folder).generic_string()] = bytes.str();
+  }
+  return files;
+}
+
+ScratchFolder::ScratchFolder() {
+  std::string pattern = (fs::temp_directory_path() / "spool-ckpt-test-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+ScratchFolder::~ScratchFolder() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+void FaultyStore::FailWritesContaining(std::string text) {
+  std::lock_guard lock(mu_);
+  fail_text_ = std::move(text);
+}
+
+void FaultyStore::Pause() {
+  std::lock_guard lock(mu_);
+  paused_ = true;
+}
+
+void FaultyStore::Resume() {
+  {
+    std::lock_guard lock(mu_);
+    paused_ = false;
+  }
+  cv_.notify_all();
+}
+
+namespace {
+
+// Fails at Close, after the bytes went out, as a dropped upload would.
+class FailingWriter : public WritableObject {
+ public:
+  FailingWriter(std::unique_ptr<WritableObject> inner, std::string url) : inner_(std::move(inner)), url_(url) {}
+  Status Append(std::string_view data) override { return inner_->Append(data); }
+  Result<ObjectInfo> Close() override {
+    inner_->Abort();
+    return UnavailableError("injected upload failure for " + url_);
+  }
+  void Abort() override { inner_->Abort(); }
+  uint64_t bytes_appended() const override { return inner_->bytes_appended(); }
+
+ private:
+  std::unique_ptr<WritableObject> inner_;
+  std::string url_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<WritableObject>> FaultyStore::OpenWrite(std::string_view key, const WriteOptions& options) {
+  std::string fail_text;
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !paused_; });
+    fail_text = fail_text_;
+  }
+  ++writes_opened_;
+  if (options.if_not_exists && no_conditional_create_) {
+    return UnimplementedError(Describe(key) + ": create-only writes are not supported by this store");
+  }
+  SPOOL_ASSIGN_OR_RETURN(auto writer, inner_->OpenWrite(key, options));
+  if (!fail_text.empty() && key.find(fail_text) != std::string_view::npos) {
+    return std::unique_ptr<WritableObject>(new FailingWriter(std::move(writer), Describe(key)));
+  }
+  return writer;
+}
+
+}  // namespace spool::testing

@@ -1,0 +1,75 @@
+// Helpers shared by the checkpoint tests and the crash-test saver:
+// deterministic content, folder comparison, scratch folders and a store
+// wrapper that injects failures and pauses.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "core/storage/object_store.h"
+
+namespace spool::testing {
+
+// `size` pseudo-random bytes, the same for the same seed.
+std::string DeterministicBytes(uint64_t seed, uint64_t size);
+
+// The files (relative path -> bytes) that step `step` of the crash test
+// saves: a few files of step-dependent sizes, one of them empty.
+std::map<std::string, std::string> CrashStepFiles(int64_t step);
+
+// Writes `files` under `folder` (created), replacing what was there.
+void WriteFolder(const std::filesystem::path& folder, const std::map<std::string, std::string>& files);
+// Every regular file under `folder`: relative path -> bytes.
+std::map<std::string, std::string> ReadFolder(const std::filesystem::path& folder);
+
+// A fresh empty folder under the system temp folder, removed on destruction.
+class ScratchFolder {
+ public:
+  ScratchFolder();
+  ~ScratchFolder();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Forwards to another store, with faults on demand:
+// - fail_writes_containing: Close of a key containing it fails (Unavailable);
+// - no_conditional_create: OpenWrite with if_not_exists is Unimplemented
+//   (as on Ceph RGW 16);
+// - Pause()/Resume(): OpenWrite blocks while paused.
+class FaultyStore : public ObjectStore {
+ public:
+  explicit FaultyStore(std::shared_ptr<ObjectStore> inner) : inner_(std::move(inner)) {}
+
+  void FailWritesContaining(std::string text);
+  void SetNoConditionalCreate(bool value) { no_conditional_create_ = value; }
+  void Pause();
+  void Resume();
+  int writes_opened() const { return writes_opened_; }
+
+  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
+  Result<ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
+  Result<ListPage> List(const ListOptions& options) override { return inner_->List(options); }
+  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override { return inner_->OpenRead(key); }
+  Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override;
+  Status Delete(std::string_view key) override { return inner_->Delete(key); }
+
+ private:
+  std::shared_ptr<ObjectStore> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool paused_ = false;
+  std::string fail_text_;
+  std::atomic<bool> no_conditional_create_{false};
+  std::atomic<int> writes_opened_{0};
+};
+
+}  // namespace spool::testing
