@@ -131,7 +131,12 @@ uint32_t ExtendPortable(uint32_t crc, const void* data, size_t size) {
 bool HasSse42() {
 #if defined(__x86_64__) || defined(__i386__)
   // The SSE4.2 path also uses PCLMULQDQ to join its interleaved chains.
-  static const bool has = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
+  // __builtin_cpu_init makes the check valid even before main (a static
+  // initializer computing a CRC).
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
+  }();
   return has;
 #else
   return false;

@@ -37,7 +37,7 @@ const char* ImplementationName();
 uint32_t ExtendPortable(uint32_t crc, const void* data, size_t size);
 // A plain one-byte-at-a-time table CRC: the baseline the benchmark reports against.
 uint32_t ExtendTableBytewise(uint32_t crc, const void* data, size_t size);
-// Available only when the CPU has SSE4.2 (see HasSse42()).
+// Available only when the CPU has SSE4.2 and PCLMULQDQ (see HasSse42()).
 uint32_t ExtendSse42(uint32_t crc, const void* data, size_t size);
 bool HasSse42();
 
