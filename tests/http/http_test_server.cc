@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -26,7 +27,13 @@ int ReadPort(int fd) {
 
 }  // namespace
 
-std::unique_ptr<HttpTestServer> HttpTestServer::Start() {
+std::unique_ptr<HttpTestServer> HttpTestServer::Start() { return Launch(""); }
+
+std::unique_ptr<HttpTestServer> HttpTestServer::StartTls(const std::string& certificate_dir) {
+  return Launch(certificate_dir);
+}
+
+std::unique_ptr<HttpTestServer> HttpTestServer::Launch(const std::string& certificate_dir) {
   int to_server[2], from_server[2];
   if (pipe2(to_server, O_CLOEXEC) != 0 || pipe2(from_server, O_CLOEXEC) != 0) {
     ADD_FAILURE() << "pipe failed";
@@ -36,9 +43,14 @@ std::unique_ptr<HttpTestServer> HttpTestServer::Start() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, to_server[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, from_server[1], STDOUT_FILENO);
-  const char* argv[] = {SPOOL_PYTHON3, SPOOL_HTTP_TEST_SERVER, "--exit-on-stdin-eof", nullptr};
+  std::vector<const char*> argv = {SPOOL_PYTHON3, SPOOL_HTTP_TEST_SERVER, "--exit-on-stdin-eof"};
+  if (!certificate_dir.empty()) {
+    argv.push_back("--tls-dir");
+    argv.push_back(certificate_dir.c_str());
+  }
+  argv.push_back(nullptr);
   pid_t pid = 0;
-  int error = posix_spawn(&pid, SPOOL_PYTHON3, &actions, nullptr, const_cast<char**>(argv), environ);
+  int error = posix_spawn(&pid, SPOOL_PYTHON3, &actions, nullptr, const_cast<char**>(argv.data()), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(to_server[0]);
   close(from_server[1]);
@@ -50,7 +62,7 @@ std::unique_ptr<HttpTestServer> HttpTestServer::Start() {
   }
   int port = ReadPort(from_server[0]);
   close(from_server[0]);
-  std::unique_ptr<HttpTestServer> server(new HttpTestServer(pid, to_server[1], port));
+  std::unique_ptr<HttpTestServer> server(new HttpTestServer(pid, to_server[1], port, certificate_dir));
   if (port <= 0) {
     ADD_FAILURE() << SPOOL_HTTP_TEST_SERVER << " did not print its port";
     return nullptr;
@@ -66,7 +78,8 @@ HttpTestServer::~HttpTestServer() {
 }
 
 std::string HttpTestServer::Url(std::string_view path_and_query) const {
-  return "http://127.0.0.1:" + std::to_string(port_) + std::string(path_and_query);
+  const char* scheme = certificate_dir_.empty() ? "http" : "https";
+  return std::string(scheme) + "://127.0.0.1:" + std::to_string(port_) + std::string(path_and_query);
 }
 
 std::string PatternContent(size_t n) {

@@ -3,7 +3,9 @@
 
 It listens on a free port and prints that port as the first line on stdout.
 With --exit-on-stdin-eof it exits when its stdin closes, so a test that dies
-never leaves it behind. Standard library only.
+never leaves it behind. With --tls-dir DIR it speaks HTTPS with a self-signed
+certificate for 127.0.0.1 that it writes to DIR/cert.pem (made with the
+openssl command). Standard library only.
 
 Endpoints (any method; a request body is always read in full first):
   /echo                 JSON: method, path, query, headers, body length,
@@ -28,7 +30,9 @@ import http.server
 import json
 import os
 import socket
+import ssl
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -191,6 +195,21 @@ class Server(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+def serve_tls(server, directory):
+    """Makes a self-signed certificate for 127.0.0.1 and wraps the socket."""
+    cert = os.path.join(directory, "cert.pem")
+    key = os.path.join(directory, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", key, "-out", cert],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    # The handshake happens in the handler thread, not in the accept loop.
+    server.socket = context.wrap_socket(server.socket, server_side=True,
+                                        do_handshake_on_connect=False)
+
+
 def exit_on_stdin_eof():
     while sys.stdin.buffer.read(4096):
         pass
@@ -201,8 +220,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--exit-on-stdin-eof", action="store_true",
                         help="exit when stdin closes (when the test that started us ends)")
+    parser.add_argument("--tls-dir", help="serve HTTPS; the certificate goes to TLS_DIR/cert.pem")
     args = parser.parse_args()
     server = Server(("127.0.0.1", 0), Handler)
+    if args.tls_dir:
+        serve_tls(server, args.tls_dir)
     print(server.server_address[1], flush=True)
     if args.exit_on_stdin_eof:
         threading.Thread(target=exit_on_stdin_eof, daemon=True).start()

@@ -1,0 +1,121 @@
+// TLS settings of the libcurl transport, against the test server speaking
+// HTTPS with a self-signed certificate for 127.0.0.1.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/http/transport.h"
+#include "tests/http/http_test_server.h"
+
+namespace spool {
+namespace {
+
+using spool::testing::HttpTestServer;
+using spool::testing::PatternContent;
+
+// Sets (or, with null, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+class CurlTlsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string dir = ::testing::TempDir() + "/spool_http_tls";
+    std::filesystem::create_directories(dir);
+    server_ = HttpTestServer::StartTls(dir).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override { ASSERT_NE(server_, nullptr); }
+
+  static Result<std::string> Fetch(const HttpOptions& options, size_t size) {
+    auto transport = MakeCurlTransport(options);
+    HttpRequest request;
+    request.url = server_->Url("/bytes?n=" + std::to_string(size));
+    std::string body;
+    StringSink sink(&body);
+    auto response = transport->Send(request, &sink);
+    if (!response.ok()) return response.status();
+    EXPECT_EQ(response->status, 200);
+    return body;
+  }
+
+  static HttpTestServer* server_;
+};
+
+HttpTestServer* CurlTlsTest::server_ = nullptr;
+
+TEST_F(CurlTlsTest, UntrustedCertificateIsUnavailableAndSaysWhatToDo) {
+  auto body = Fetch(HttpOptions{}, 10);
+  ASSERT_EQ(body.status().code(), StatusCode::kUnavailable) << body.status().ToString();
+  const std::string& message = body.status().message();
+  EXPECT_NE(message.find("GET https://127.0.0.1:"), std::string::npos) << message;
+  EXPECT_NE(message.find("not trusted"), std::string::npos) << message;
+  EXPECT_NE(message.find("--ca-bundle"), std::string::npos) << message;
+}
+
+TEST_F(CurlTlsTest, CaBundleOptionTrustsTheServer) {
+  HttpOptions options;
+  options.ca_bundle = server_->CaBundle();
+  auto body = Fetch(options, 100000);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(*body, PatternContent(100000));
+}
+
+TEST_F(CurlTlsTest, SslCertFileFromTheEnvironmentIsHonoured) {
+  ScopedEnv no_curl_bundle("CURL_CA_BUNDLE", nullptr);  // it would come first
+  ScopedEnv cert_file("SSL_CERT_FILE", server_->CaBundle().c_str());
+  auto body = Fetch(HttpOptions{}, 10);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(*body, PatternContent(10));
+}
+
+TEST_F(CurlTlsTest, CurlCaBundleFromTheEnvironmentIsHonoured) {
+  ScopedEnv curl_bundle("CURL_CA_BUNDLE", server_->CaBundle().c_str());
+  ScopedEnv system_cert_file("SSL_CERT_FILE", "/nonexistent/ignored.pem");
+  auto body = Fetch(HttpOptions{}, 10);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+}
+
+TEST_F(CurlTlsTest, CaBundleOptionWinsOverTheEnvironment) {
+  ScopedEnv curl_bundle("CURL_CA_BUNDLE", "/nonexistent/ignored.pem");
+  HttpOptions options;
+  options.ca_bundle = server_->CaBundle();
+  auto body = Fetch(options, 10);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+}
+
+TEST_F(CurlTlsTest, VerificationCanBeTurnedOff) {
+  HttpOptions options;
+  options.verify_tls = false;
+  auto body = Fetch(options, 10);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(*body, PatternContent(10));
+}
+
+TEST_F(CurlTlsTest, UnreadableCaBundleIsInvalidArgumentNamingTheFile) {
+  HttpOptions options;
+  options.ca_bundle = "/nonexistent/spool-ca.pem";
+  auto body = Fetch(options, 10);
+  ASSERT_EQ(body.status().code(), StatusCode::kInvalidArgument) << body.status().ToString();
+  EXPECT_NE(body.status().message().find("/nonexistent/spool-ca.pem"), std::string::npos)
+      << body.status().message();
+}
+
+}  // namespace
+}  // namespace spool
