@@ -1,14 +1,12 @@
 #include "records/loader/inputs.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <atomic>
 #include <set>
 
 #include "core/storage/registry.h"
 #include "core/url.h"
-#include "records/manifest.pb.h"
+#include "records/manifest.h"
 #include "records/record_index.h"
 #include "records/record_reader.h"
 
@@ -59,24 +57,13 @@ Status AddGlob(const Location& where, const std::string& input, std::vector<Shar
 
 Status AddManifest(const Location& where, const std::string& input, Executor& executor,
                    std::vector<ShardInfo>& out) {
-  SPOOL_ASSIGN_OR_RETURN(std::string text, ReadAll(*where.store, where.key));
-  records::DatasetManifest manifest;
-  google::protobuf::util::JsonParseOptions parse;
-  parse.ignore_unknown_fields = true;  // newer writers may add fields
-  auto parsed = google::protobuf::util::JsonStringToMessage(text, &manifest, parse);
-  if (!parsed.ok()) {
-    return DataLossError("dataset manifest " + input + " is not valid JSON (" + parsed.ToString() +
-                         "); rewrite the dataset or list its shards instead");
-  }
-  if (manifest.format_version() != 1) {
-    return FailedPreconditionError("dataset manifest " + input + " has format version " +
-                                   std::to_string(manifest.format_version()) +
-                                   "; this spool reads version 1: upgrade spool");
-  }
+  SPOOL_ASSIGN_OR_RETURN(records::DatasetManifest manifest, records::ReadManifest(*where.store, where.key));
+  const std::vector<std::string> keys = records::ShardKeys(where.key, manifest);
   const std::string folder = FolderOf(where.key);
   const size_t first = out.size();
-  for (const auto& entry : manifest.shards()) {
-    std::string key = folder + entry.name();
+  for (int i = 0; i < manifest.shards_size(); ++i) {
+    const auto& entry = manifest.shards(i);
+    const std::string& key = keys[static_cast<size_t>(i)];
     ShardInfo shard{where.store->Describe(key), where.store, key, entry.records(), entry.bytes(), ""};
     if (!entry.index().empty()) shard.index_key = folder + entry.index();
     out.push_back(std::move(shard));

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/log.h"
+#include "records/example.h"
 #include "records/loader/prng.h"
 
 namespace spool::loader {
@@ -261,11 +262,13 @@ Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segmen
 
 Status Pipeline::ParseInto(Item& item, const records::RecordReader& reader) const {
   if (!options_.parse_examples) return OkStatus();
-  item.example.emplace();
-  if (!item.example->ParseFromString(item.record)) {
+  Result<tensorflow::Example> example = records::ParseExample(item.record);
+  if (!example.ok()) {
     return DataLossError(reader.url() + ": the record at offset " + std::to_string(reader.record_offset()) +
-                         " is not a tf.train.Example; turn parse_examples off to read raw records");
+                         " is not a tf.train.Example (" + example.status().message() +
+                         "); turn parse_examples off to read raw records");
   }
+  item.example = std::move(example).value();
   return OkStatus();
 }
 

@@ -123,8 +123,12 @@ Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int>
   }
   std::optional<WorkerIdentity> found;
   SPOOL_ASSIGN_OR_RETURN(found, FromPair(env, "RANK", "WORLD_SIZE", "torchrun", world));
-  if (!found) SPOOL_ASSIGN_OR_RETURN(found, FromPair(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "mpi", world));
-  if (!found) SPOOL_ASSIGN_OR_RETURN(found, FromPair(env, "PMI_RANK", "PMI_SIZE", "mpi", world));
+  if (!found) {
+    SPOOL_ASSIGN_OR_RETURN(found, FromPair(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "mpi", world));
+  }
+  if (!found) {
+    SPOOL_ASSIGN_OR_RETURN(found, FromPair(env, "PMI_RANK", "PMI_SIZE", "mpi", world));
+  }
   if (!found) {
     if (auto tf_config = env("TF_CONFIG"); tf_config && !tf_config->empty()) {
       SPOOL_ASSIGN_OR_RETURN(auto id, WorkerFromTfConfig(*tf_config));

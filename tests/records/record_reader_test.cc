@@ -1,0 +1,375 @@
+// RecordReader and RecordWriter on the memory and local stores: framing,
+// TensorFlow's outcomes, positions, policies, I/O shape.
+#include "records/record_reader.h"
+
+#include <atomic>
+
+#include <gtest/gtest.h>
+
+#include "core/storage/local_store.h"
+#include "core/storage/memory_store.h"
+#include "records/record_writer.h"
+#include "tests/records/test_util.h"
+
+namespace spool::records {
+namespace {
+
+using testing::Frame;
+
+std::vector<std::string> ReadAllRecords(RecordReader& reader, Status* end_status = nullptr) {
+  std::vector<std::string> out;
+  std::string record;
+  while (true) {
+    auto more = reader.Next(&record);
+    if (!more.ok()) {
+      if (end_status) *end_status = more.status();
+      break;
+    }
+    if (!*more) break;
+    out.push_back(record);
+  }
+  return out;
+}
+
+class RecordReaderTest : public ::testing::Test {
+ protected:
+  RecordReaderTest() : store_("records-reader-test") { MemoryStore::ClearBucket("records-reader-test"); }
+
+  std::unique_ptr<RecordReader> OpenOrDie(std::string_view key, RecordReaderOptions options = {}) {
+    auto reader = RecordReader::Open(store_, key, options);
+    EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+    return std::move(reader).value();
+  }
+
+  MemoryStore store_;
+};
+
+TEST_F(RecordReaderTest, WriterOutputMatchesIndependentFraming) {
+  std::vector<std::string> records = {"foo", "", std::string(70000, 'x'), "bar"};
+  auto writer = RecordWriter::Open(store_, "a.tfrecord");
+  ASSERT_TRUE(writer.ok());
+  for (const auto& r : records) SPOOL_ASSERT_OK((*writer)->Write(r));
+  auto file = (*writer)->Close();
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->records, 4u);
+  const std::string expected = Frame(records);
+  EXPECT_EQ(file->bytes, expected.size());
+  EXPECT_EQ(file->crc32c, crc32c::Value(expected));
+  EXPECT_EQ(ReadAll(store_, "a.tfrecord").value(), expected);
+
+  auto reader = OpenOrDie("a.tfrecord");
+  EXPECT_EQ(ReadAllRecords(*reader), records);
+  EXPECT_EQ(reader->stats().records, 4u);
+  EXPECT_EQ(reader->stats().object_bytes, expected.size());
+}
+
+TEST_F(RecordReaderTest, PartialHeaderEndsCleanlyAndShortRecordIsTruncated) {
+  const std::string two = Frame({"foo", "hello"});  // second record at 19, 21 bytes
+  for (size_t cut = 19; cut < two.size(); ++cut) {
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    ASSERT_TRUE(WriteAll(store_, "cut.tfrecord", two.substr(0, cut)).ok());
+    auto reader = OpenOrDie("cut.tfrecord");
+    Status status;
+    auto records = ReadAllRecords(*reader, &status);
+    EXPECT_EQ(records, std::vector<std::string>{"foo"});
+    if (cut - 19 < 12) {
+      EXPECT_TRUE(status.ok()) << status.ToString();  // TensorFlow: OutOfRange, the end
+    } else {
+      EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+      EXPECT_NE(status.message().find("truncated record at 19 in mem://records-reader-test/cut.tfrecord"),
+                std::string::npos)
+          << status.message();
+    }
+  }
+}
+
+TEST_F(RecordReaderTest, CorruptionNamesTensorFlowsOffsetsAndTheUrl) {
+  std::string data = Frame({"foo", "bar"});
+  std::string bad_length = data;
+  bad_length[19 + 9] ^= 1;  // the second record's length CRC
+  std::string bad_payload = data;
+  bad_payload[19 + 12] ^= 1;  // the second record's payload
+  std::string not_tfrecord = "this is not a tfrecord file";
+
+  struct Case {
+    std::string content;
+    std::string message;
+  };
+  for (const Case& c : {Case{bad_length, "corrupted record at 19 in mem://records-reader-test/x.tfrecord"},
+                        Case{bad_payload, "corrupted record at 31 in mem://records-reader-test/x.tfrecord"},
+                        Case{not_tfrecord, "corrupted record at 0 (Is this even a TFRecord file?) in mem://"}}) {
+    ASSERT_TRUE(WriteAll(store_, "x.tfrecord", c.content).ok());
+    auto reader = OpenOrDie("x.tfrecord");
+    Status status;
+    ReadAllRecords(*reader, &status);
+    EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+    EXPECT_NE(status.message().find(c.message), std::string::npos) << status.message();
+  }
+}
+
+TEST_F(RecordReaderTest, SkipPolicyEndsTheShardAndCountsIt) {
+  std::string data = Frame({"a", "b", "c"});
+  data[20 + 12] ^= 0x40;  // payload of "b" (records are 17 bytes)
+  ASSERT_TRUE(WriteAll(store_, "skip.tfrecord", data).ok());
+  RecordReaderOptions options;
+  options.on_corrupt = CorruptPolicy::kSkipRestOfShard;
+  auto reader = OpenOrDie("skip.tfrecord", options);
+  Status status;
+  EXPECT_EQ(ReadAllRecords(*reader, &status), std::vector<std::string>{"a"});
+  EXPECT_TRUE(status.ok());
+  EXPECT_TRUE(reader->stats().skipped_rest);
+  EXPECT_NE(reader->stats().skip_reason.message().find("corrupted record at 29"), std::string::npos)
+      << reader->stats().skip_reason.message();
+  EXPECT_EQ(reader->next_offset(), 17u);  // where the damage starts
+}
+
+TEST_F(RecordReaderTest, RecordsAcrossChunkBoundariesWithAndWithoutReadAhead) {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> records;
+  for (int i = 0; i < 300; ++i) records.push_back(testing::RandomBytes(rng, rng() % 20000));
+  ASSERT_TRUE(WriteAll(store_, "span.tfrecord", Frame(records)).ok());
+  for (uint64_t read_ahead : {uint64_t{0}, uint64_t{4096}, uint64_t{64 << 10}}) {
+    SCOPED_TRACE("read_ahead " + std::to_string(read_ahead));
+    RecordReaderOptions options;
+    options.io.chunk_size = 4096;
+    options.io.read_ahead = read_ahead;
+    auto reader = OpenOrDie("span.tfrecord", options);
+    EXPECT_EQ(ReadAllRecords(*reader), records);
+  }
+}
+
+// Counts ReadAt calls, and can fail once at a chosen offset.
+class CountingObject : public ReadableObject {
+ public:
+  explicit CountingObject(std::unique_ptr<ReadableObject> inner) : inner_(std::move(inner)) {}
+  const ObjectInfo& info() const override { return inner_->info(); }
+  Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
+    ++calls;
+    if (fail_at.load() == offset) {
+      fail_at = UINT64_MAX;
+      return UnavailableError("injected failure");
+    }
+    return inner_->ReadAt(offset, buffer);
+  }
+  std::atomic<int> calls{0};
+  std::atomic<uint64_t> fail_at{UINT64_MAX};
+
+ private:
+  std::unique_ptr<ReadableObject> inner_;
+};
+
+TEST_F(RecordReaderTest, ReadsInLargeChunksNotPerRecord) {
+  std::vector<std::string> records(10000, std::string(100, 'r'));  // 1.16 MB
+  ASSERT_TRUE(WriteAll(store_, "many.tfrecord", Frame(records)).ok());
+  auto counting = std::make_shared<CountingObject>(store_.OpenRead("many.tfrecord").value());
+  RecordReaderOptions options;
+  options.io.chunk_size = 256 << 10;
+  auto reader = RecordReader::Open(counting, store_.Describe("many.tfrecord"), options).value();
+  EXPECT_EQ(ReadAllRecords(*reader).size(), records.size());
+  EXPECT_LE(counting->calls.load(), 6);  // ceil(1,160,000 / 262,144) == 5
+}
+
+TEST_F(RecordReaderTest, RetriesTheRecordAfterAnIoError) {
+  std::vector<std::string> records = {"one", std::string(10000, '2'), "three"};
+  ASSERT_TRUE(WriteAll(store_, "io.tfrecord", Frame(records)).ok());
+  auto counting = std::make_shared<CountingObject>(store_.OpenRead("io.tfrecord").value());
+  counting->fail_at = 4096;  // the second chunk
+  RecordReaderOptions options;
+  options.io.chunk_size = 4096;
+  options.io.read_ahead = 0;
+  auto reader = RecordReader::Open(counting, "mem://records-reader-test/io.tfrecord", options).value();
+  std::string record;
+  ASSERT_TRUE(reader->Next(&record).value());
+  EXPECT_EQ(record, "one");
+  auto failed = reader->Next(&record);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(failed.status().message().find("io.tfrecord at byte 4096"), std::string::npos)
+      << failed.status().message();
+  EXPECT_EQ(reader->next_offset(), 19u);
+  ASSERT_TRUE(reader->Next(&record).value());  // retried from the record's start
+  EXPECT_EQ(record, records[1]);
+  ASSERT_TRUE(reader->Next(&record).value());
+  EXPECT_EQ(record, "three");
+}
+
+TEST_F(RecordReaderTest, ReadAheadStaysWithinTheByteBudget) {
+  std::vector<std::string> records(2000, std::string(1000, 'b'));
+  ASSERT_TRUE(WriteAll(store_, "budget.tfrecord", Frame(records)).ok());
+  ByteBudget budget(64 << 10);
+  RecordReaderOptions options;
+  options.io.chunk_size = 16 << 10;
+  options.io.read_ahead = 1 << 20;  // wants far more than the budget has
+  options.io.budget = &budget;
+  auto reader = OpenOrDie("budget.tfrecord", options);
+  EXPECT_EQ(ReadAllRecords(*reader).size(), records.size());
+  EXPECT_LE(budget.peak(), budget.capacity());
+  EXPECT_GT(budget.peak(), 0u);
+  EXPECT_EQ(budget.in_use(), 0u);
+  reader.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST_F(RecordReaderTest, ResumesFromReportedOffsets) {
+  std::vector<std::string> records;
+  for (int i = 0; i < 50; ++i) records.push_back("record-" + std::to_string(i) + std::string(i * 37, 'z'));
+  for (Compression compression : {Compression::kNone, Compression::kGzip, Compression::kZlib}) {
+    SCOPED_TRACE(std::string(CompressionName(compression)));
+    const std::string key = "resume.tfrecord" + std::string(CompressionExtension(compression));
+    {
+      auto writer = RecordWriter::Open(store_, key).value();
+      for (const auto& r : records) SPOOL_ASSERT_OK(writer->Write(r));
+      ASSERT_TRUE(writer->Close().ok());
+    }
+    std::vector<uint64_t> offsets;  // offset of each record, and the resume points
+    {
+      auto reader = OpenOrDie(key);
+      std::string_view view;
+      while (reader->Next(&view).value()) offsets.push_back(reader->record_offset());
+      EXPECT_EQ(reader->compression(), compression);
+    }
+    ASSERT_EQ(offsets.size(), records.size());
+    for (size_t start : {size_t{0}, size_t{1}, size_t{17}, size_t{49}}) {
+      auto reader = OpenOrDie(key);
+      SPOOL_ASSERT_OK(reader->SeekToOffset(offsets[start]));
+      std::string record;
+      ASSERT_TRUE(reader->Next(&record).value());
+      EXPECT_EQ(record, records[start]);
+      EXPECT_EQ(reader->record_offset(), offsets[start]);
+      // And backwards, by record number (skipping, as there is no index).
+      SPOOL_ASSERT_OK(reader->SeekToRecord(start / 2));
+      ASSERT_TRUE(reader->Next(&record).value());
+      EXPECT_EQ(record, records[start / 2]);
+      EXPECT_EQ(reader->next_record_index(), start / 2 + 1);
+    }
+    auto reader = OpenOrDie(key);
+    EXPECT_EQ(reader->SeekToRecord(50).code(), StatusCode::kOk);
+    std::string none;
+    EXPECT_FALSE(reader->Next(&none).value());
+    EXPECT_EQ(reader->SeekToRecord(51).code(), StatusCode::kOutOfRange);
+  }
+}
+
+TEST_F(RecordReaderTest, SeeksToRecordsThroughTheIndexFile) {
+  std::vector<std::string> records;
+  for (int i = 0; i < 100; ++i) records.push_back(std::string(i * 11, static_cast<char>('a' + i % 26)));
+  RecordWriterOptions writer_options;
+  writer_options.write_index = true;
+  auto writer = RecordWriter::Open(store_, "indexed.tfrecord", writer_options).value();
+  for (const auto& r : records) SPOOL_ASSERT_OK(writer->Write(r));
+  auto file = writer->Close().value();
+  EXPECT_EQ(file.index_key, "indexed.tfrecord.idx");
+  auto index = RecordIndex::Load(store_, file.index_key, file.bytes);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(index->size(), 100u);
+  EXPECT_EQ(RecordIndex::Build(store_, "indexed.tfrecord").value(), *index);
+
+  // The seek jumps: only the tail is read.
+  RecordReaderOptions options;
+  options.io.chunk_size = 4096;
+  auto reader = OpenOrDie("indexed.tfrecord", options);
+  SPOOL_ASSERT_OK(reader->SeekToRecord(90));
+  EXPECT_EQ(reader->next_offset(), index->entries()[90].offset);
+  std::string record;
+  for (int i = 90; i < 100; ++i) {
+    ASSERT_TRUE(reader->Next(&record).value());
+    EXPECT_EQ(record, records[i]);
+  }
+  EXPECT_LT(reader->stats().object_bytes, file.bytes / 4);
+  EXPECT_EQ(reader->next_record_index(), 100u);
+
+  // A record range [20, 30) via end_offset.
+  options.end_offset = index->entries()[30].offset;
+  auto ranged = OpenOrDie("indexed.tfrecord", options);
+  SPOOL_ASSERT_OK(ranged->SeekToRecord(20));
+  auto got = ReadAllRecords(*ranged);
+  EXPECT_EQ(got, std::vector<std::string>(records.begin() + 20, records.begin() + 30));
+}
+
+TEST_F(RecordReaderTest, ABadIndexFileIsAClearError) {
+  ASSERT_TRUE(WriteAll(store_, "bad.tfrecord", Frame({"a", "b"})).ok());
+  ASSERT_TRUE(WriteAll(store_, "bad.tfrecord.idx", "0 17\n17 99\n").ok());
+  auto reader = OpenOrDie("bad.tfrecord");
+  Status status = reader->SeekToRecord(1);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("mem://records-reader-test/bad.tfrecord.idx line 2"), std::string::npos)
+      << status.message();
+}
+
+TEST_F(RecordReaderTest, CompressionComesFromTheExtensionOrTheOptions) {
+  auto writer = RecordWriter::Open(store_, "c.tfrecord.gz").value();
+  SPOOL_ASSERT_OK(writer->Write("zipped"));
+  ASSERT_TRUE(writer->Close().ok());
+  const std::string gz = ReadAll(store_, "c.tfrecord.gz").value();
+  EXPECT_EQ(gz.substr(0, 2), "\x1f\x8b");
+  // The same bytes under a name without .gz are read as they are named.
+  ASSERT_TRUE(WriteAll(store_, "c.tfrecord", gz).ok());
+  auto plain = OpenOrDie("c.tfrecord");
+  Status status;
+  ReadAllRecords(*plain, &status);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  RecordReaderOptions options;
+  options.compression = Compression::kGzip;
+  auto explicit_gzip = OpenOrDie("c.tfrecord", options);
+  EXPECT_EQ(ReadAllRecords(*explicit_gzip), std::vector<std::string>{"zipped"});
+}
+
+TEST_F(RecordReaderTest, DamagedCompressedStreamsAreDataLoss) {
+  auto writer = RecordWriter::Open(store_, "d.tfrecord.gz").value();
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20; ++i) SPOOL_ASSERT_OK(writer->Write(testing::RandomBytes(rng, 3000)));
+  ASSERT_TRUE(writer->Close().ok());
+  const std::string gz = ReadAll(store_, "d.tfrecord.gz").value();
+
+  ASSERT_TRUE(WriteAll(store_, "cut.tfrecord.gz", gz.substr(0, gz.size() / 2)).ok());
+  Status status;
+  auto cut = ReadAllRecords(*OpenOrDie("cut.tfrecord.gz"), &status);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_LT(cut.size(), 20u);
+
+  ASSERT_TRUE(WriteAll(store_, "garbage.tfrecord.gz", gz + "garbage!").ok());
+  status = OkStatus();
+  auto garbage = ReadAllRecords(*OpenOrDie("garbage.tfrecord.gz"), &status);
+  EXPECT_EQ(garbage.size(), 20u);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_NE(status.message().find("mem://records-reader-test/garbage.tfrecord.gz"), std::string::npos);
+
+  RecordReaderOptions skip;
+  skip.on_corrupt = CorruptPolicy::kSkipRestOfShard;
+  auto skipping = OpenOrDie("garbage.tfrecord.gz", skip);
+  status = OkStatus();
+  EXPECT_EQ(ReadAllRecords(*skipping, &status).size(), 20u);
+  EXPECT_TRUE(status.ok());
+  EXPECT_TRUE(skipping->stats().skipped_rest);
+}
+
+TEST_F(RecordReaderTest, AnAbortedOrAbandonedWriterLeavesNothing) {
+  {
+    auto writer = RecordWriter::Open(store_, "gone.tfrecord").value();
+    SPOOL_ASSERT_OK(writer->Write("x"));
+  }
+  EXPECT_EQ(store_.Stat("gone.tfrecord").status().code(), StatusCode::kNotFound);
+  auto writer = RecordWriter::Open(store_, "gone.tfrecord").value();
+  SPOOL_ASSERT_OK(writer->Write("x"));
+  writer->Abort();
+  EXPECT_EQ(store_.Stat("gone.tfrecord").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(writer->Write("y").code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(RecordReaderLocalTest, RoundTripsOnLocalFiles) {
+  testing::TempDir dir;
+  LocalStore store;
+  std::vector<std::string> records = {"local", "", std::string(1 << 20, 'L')};
+  for (std::string name : {"l.tfrecord", "l.tfrecord.gz", "l.tfrecord.zlib"}) {
+    auto writer = RecordWriter::Open(store, dir.Key(name)).value();
+    for (const auto& r : records) SPOOL_ASSERT_OK(writer->Write(r));
+    ASSERT_TRUE(writer->Close().ok());
+    auto reader = RecordReader::Open(store, dir.Key(name)).value();
+    EXPECT_EQ(ReadAllRecords(*reader), records) << name;
+  }
+  auto missing = RecordReader::Open(store, dir.Key("missing.tfrecord"));
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace spool::records
