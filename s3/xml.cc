@@ -79,6 +79,15 @@ std::string Escape(std::string_view text) {
   return out;
 }
 
+// Depth-first search for the first element called `name`.
+xmlNode* Find(xmlNode* node, const char* name) {
+  for (; node != nullptr; node = node->next) {
+    if (Named(node, name)) return node;
+    if (xmlNode* found = Find(node->children, name)) return found;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<std::chrono::system_clock::time_point> ParseIso8601(std::string_view text) {
@@ -180,6 +189,30 @@ Result<CopyResult> ParseCopyResult(std::string_view xml) {
   result.etag = ChildText(root, "ETag");
   result.last_modified = ParseIso8601(ChildText(root, "LastModified")).value_or(std::chrono::system_clock::time_point{});
   return result;
+}
+
+Result<Credentials> ParseStsCredentials(std::string_view xml) {
+  SPOOL_ASSIGN_OR_RETURN(Doc doc, Parse(xml, nullptr));
+  xmlNode* node = Find(Root(doc), "Credentials");
+  if (node == nullptr) return InvalidArgumentError("the STS answer has no <Credentials>");
+  Credentials credentials{ChildText(node, "AccessKeyId"), ChildText(node, "SecretAccessKey"),
+                          ChildText(node, "SessionToken"), ParseIso8601(ChildText(node, "Expiration"))};
+  if (credentials.access_key_id.empty() || credentials.secret_access_key.empty()) {
+    return InvalidArgumentError("the STS answer has no AccessKeyId/SecretAccessKey");
+  }
+  return credentials;
+}
+
+std::optional<ErrorDocument> ParseStsError(std::string_view xml) {
+  auto doc = Parse(xml, "ErrorResponse");
+  if (!doc.ok()) return std::nullopt;
+  xmlNode* error = Find(Root(*doc), "Error");
+  if (error == nullptr) return std::nullopt;
+  ErrorDocument document;
+  document.code = ChildText(error, "Code");
+  document.message = ChildText(error, "Message");
+  document.request_id = ChildText(Root(*doc), "RequestId");
+  return document;
 }
 
 std::string BuildCompleteMultipartUpload(const std::vector<CompletedPart>& parts) {

@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "core/storage/object_store.h"
+#include "s3/credentials.h"
 
 namespace spool::s3 {
 
@@ -82,6 +83,11 @@ struct CompletedPart {
 };
 std::string BuildCompleteMultipartUpload(const std::vector<CompletedPart>& parts);
 std::string BuildDeleteObjects(const std::vector<std::string>& keys);
+
+// The <Credentials> of an STS AssumeRoleWithWebIdentity answer.
+Result<Credentials> ParseStsCredentials(std::string_view xml);
+// The <Code> and <Message> of an STS <ErrorResponse>; nullopt otherwise.
+std::optional<ErrorDocument> ParseStsError(std::string_view xml);
 
 // "2009-10-12T17:50:30.000Z" (fractions optional); nullopt when malformed.
 std::optional<std::chrono::system_clock::time_point> ParseIso8601(std::string_view text);

@@ -1,0 +1,105 @@
+// S3Client: one method per S3 operation on one bucket, each a single HTTP
+// exchange signed with SigV4 and retried through spool::Retry (never a whole
+// multi-step operation). Errors come from errors.h: they name the operation,
+// s3://bucket/key, the endpoint and the access key id.
+//
+// Thread-safe: every method may be called from many threads at once. The
+// transport and credentials provider are shared and must outlive nothing:
+// the client holds them by shared_ptr.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/http/transport.h"
+#include "core/retry.h"
+#include "core/status.h"
+#include "core/storage/object_store.h"
+#include "s3/config.h"
+#include "s3/errors.h"
+#include "s3/credentials.h"
+#include "s3/sigv4.h"
+#include "s3/xml.h"
+
+namespace spool::s3 {
+
+struct PutOptions {
+  bool if_none_match = false;  // If-None-Match: * (create only)
+  std::string content_type;    // default binary/octet-stream
+};
+
+struct GetOptions {
+  uint64_t offset = 0;
+  uint64_t length = 0;       // bytes wanted; the buffer's size
+  std::string if_match;      // the ETag the read is pinned to; empty: none
+  bool want_checksum = false;  // x-amz-checksum-mode: ENABLED
+};
+
+struct GetResult {
+  size_t bytes = 0;                 // bytes written into the buffer
+  std::optional<uint32_t> crc32c;   // of the whole object, when the server sent one
+};
+
+class S3Client {
+ public:
+  S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<HttpTransport> transport,
+           std::shared_ptr<CredentialsProvider> credentials, RetryPolicy retry = {});
+
+  const std::string& bucket() const { return bucket_; }
+  const ResolvedConfig& config() const { return config_; }
+  std::string Describe(std::string_view key) const;  // "s3://bucket/key"
+
+  // Size, ETag (as version), Last-Modified, and the crc32c when the server
+  // keeps a full-object one.
+  Result<ObjectInfo> HeadObject(std::string_view key);
+  // Reads [offset, offset + buffer.size()) into `buffer`; a broken transfer
+  // resumes at the byte it reached, pinned to `if_match`. A changed object
+  // is FailedPrecondition. Fewer bytes only at the end of the object.
+  Result<GetResult> GetObject(std::string_view key, const GetOptions& options, std::span<char> buffer);
+  // Single PUT with Content-MD5 and x-amz-checksum-crc32c. Returns the ETag.
+  Result<std::string> PutObject(std::string_view key, std::string_view body, const PutOptions& options);
+
+  Result<std::string> CreateMultipartUpload(std::string_view key, const PutOptions& options);
+  // Returns the part's ETag. Content-MD5 on every part.
+  Result<std::string> UploadPart(std::string_view key, const std::string& upload_id, int part_number,
+                                 std::string_view body);
+  Result<CopyResult> UploadPartCopy(std::string_view from_key, std::string_view key, const std::string& upload_id,
+                                    int part_number, uint64_t first_byte, uint64_t last_byte);
+  // Returns the ETag the server reported (empty on Ceph RGW).
+  Result<std::string> CompleteMultipartUpload(std::string_view key, const std::string& upload_id,
+                                              const std::vector<CompletedPart>& parts, bool if_none_match);
+  Status AbortMultipartUpload(std::string_view key, const std::string& upload_id);
+  Result<ListMultipartUploadsResult> ListMultipartUploads(std::string_view prefix, std::string_view key_marker,
+                                                          std::string_view upload_id_marker);
+
+  Result<ListObjectsResult> ListObjectsV2(const ListOptions& options);
+  Status DeleteObject(std::string_view key);
+  // At most 1,000 keys (S3's limit); returns the keys that failed.
+  Result<std::vector<DeleteObjectsError>> DeleteObjects(const std::vector<std::string>& keys);
+  Result<CopyResult> CopyObject(std::string_view from_key, std::string_view to_key);
+
+  // A presigned GET URL for `key`, valid for `expires`.
+  Result<std::string> PresignGet(std::string_view key, std::chrono::seconds expires);
+
+ private:
+  struct Request;
+  Result<HttpResponse> SendOnce(const Request& request, ResponseSink* sink);
+  // Retried exchange whose 2xx body (if any) is collected into `body`.
+  Result<HttpResponse> Send(const Request& request, std::string* body);
+  // Host, path and base URL (without query) for `key` ("" for the bucket).
+  void Address(std::string_view key, std::string* host, std::string* path) const;
+  ErrorContext Context(const Request& request, const std::string& access_key_id) const;
+
+  const ResolvedConfig config_;
+  const std::string bucket_;
+  const std::shared_ptr<HttpTransport> transport_;
+  const std::shared_ptr<CredentialsProvider> credentials_;
+  const RetryPolicy retry_;
+};
+
+}  // namespace spool::s3

@@ -1,0 +1,30 @@
+#include "tests/s3/s3_test_store.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+namespace spool::s3::testing {
+
+std::string TestBucket() {
+  const char* bucket = std::getenv("SPOOL_S3_TEST_BUCKET");
+  return bucket ? bucket : "spool-test";
+}
+
+std::shared_ptr<S3Store> OpenTestStore(const S3Options& options) {
+  auto store = S3Store::Open(TestBucket(), options);
+  if (!store.ok()) {
+    std::fprintf(stderr, "cannot open the test bucket: %s\n", store.status().ToString().c_str());
+    std::abort();
+  }
+  return *store;
+}
+
+std::string UniquePrefix(const std::string& name) {
+  static std::atomic<int> counter{0};
+  return name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "/";
+}
+
+}  // namespace spool::s3::testing
