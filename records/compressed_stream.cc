@@ -34,9 +34,10 @@ class ZlibInflater final : public Inflater {
   }
 
   Result<Step> Inflate(std::span<const char> input, std::span<char> output) override {
-    if (input.empty() || output.empty()) return Step{};
+    // Called with no input, it still flushes output zlib holds back.
+    if (output.empty()) return Step{};
     if (stream_ended_) {
-      if (!gzip_) return Step{};
+      if (!gzip_ || input.empty()) return Step{};
       // TensorFlow calls inflateReset at each member end: the next bytes must
       // be another member.
       inflateReset(&stream_);
@@ -50,7 +51,7 @@ class ZlibInflater final : public Inflater {
     const uInt out_before = stream_.avail_out;
     int rc = inflate(&stream_, Z_NO_FLUSH);
     Step step{in_before - stream_.avail_in, out_before - stream_.avail_out};
-    in_member_ = true;
+    if (step.consumed > 0) in_member_ = true;
     if (rc == Z_STREAM_END) {
       stream_ended_ = true;
       in_member_ = false;
@@ -96,9 +97,9 @@ class IsalInflater final : public Inflater {
   }
 
   Result<Step> Inflate(std::span<const char> input, std::span<char> output) override {
-    if (input.empty() || output.empty()) return Step{};
+    if (output.empty()) return Step{};
     if (stream_ended_) {
-      if (!gzip_) return Step{};
+      if (!gzip_ || input.empty()) return Step{};
       Reset();
     }
     state_->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(input.data()));
@@ -109,7 +110,7 @@ class IsalInflater final : public Inflater {
     const uint32_t out_before = state_->avail_out;
     int rc = isal_inflate(state_.get());
     Step step{in_before - state_->avail_in, out_before - state_->avail_out};
-    in_member_ = true;
+    if (step.consumed > 0) in_member_ = true;
     if (rc < 0 || rc == ISAL_NEED_DICT) {
       return DataLossError(std::string("inflate failed: ") + IsalErrorName(rc) + " (" + std::to_string(rc) + ")");
     }

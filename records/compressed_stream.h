@@ -43,7 +43,8 @@ class Inflater {
     size_t produced = 0;  // output bytes written
   };
   // Decompresses from `input` into `output`. Makes progress whenever input
-  // is left and the stream is not done, and output has room.
+  // is left and the stream is not done, and output has room; called with no
+  // input, it hands out what it still holds (call until it produces none).
   virtual Result<Step> Inflate(std::span<const char> input, std::span<char> output) = 0;
 
   // ZLIB only: the stream ended; later input is to be ignored.

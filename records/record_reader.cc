@@ -44,12 +44,6 @@ class RecordReader::InflatedBlocks final : public BlockSource {
         input_ended_ = input_.empty();
       }
       const uint64_t compressed_offset = chunks_->position() - input_.size();
-      if (input_.empty()) {
-        if (inflater_->at_boundary()) break;
-        return DataLossError("the " + std::string(CompressionName(compression_)) + " stream of " + url_ +
-                             " ends early at compressed byte " + std::to_string(compressed_offset) +
-                             ": the file was cut short; re-create it");
-      }
       auto step = inflater_->Inflate(input_, std::span<char>(out_.get(), block_size_));
       if (!step.ok()) {
         return DataLossError("cannot decompress " + url_ + " as " + std::string(CompressionName(compression_)) +
@@ -59,7 +53,14 @@ class RecordReader::InflatedBlocks final : public BlockSource {
       }
       input_ = input_.subspan(step->consumed);
       if (step->produced > 0) return std::span<const char>(out_.get(), step->produced);
-      if (step->consumed == 0 && !inflater_->done()) {
+      if (input_.empty() && input_ended_) {
+        // Nothing left in or out: the end, clean only between members.
+        if (inflater_->at_boundary()) break;
+        return DataLossError("the " + std::string(CompressionName(compression_)) + " stream of " + url_ +
+                             " ends early at compressed byte " + std::to_string(compressed_offset) +
+                             ": the file was cut short; re-create it");
+      }
+      if (step->consumed == 0 && !input_.empty() && !inflater_->done()) {
         return InternalError("inflate made no progress on " + url_ + " at compressed byte " +
                              std::to_string(compressed_offset));
       }

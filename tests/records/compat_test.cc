@@ -401,7 +401,7 @@ void CheckEveryFile(ObjectStore& store, const std::function<std::string(const st
       }
     }
   }
-  EXPECT_EQ(files, 41);
+  EXPECT_EQ(files, 42);
 }
 
 TEST(CompatTest, ReferenceFilesAreIntact) {
