@@ -1,0 +1,336 @@
+// S3-specific behaviour of S3Store and S3Client on the local Ceph RGW:
+// multipart with parallel parts, parallel ranged reads, batch delete, aborted
+// uploads, error messages, presigned URLs and payload signing modes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <cstring>
+#include <random>
+
+#include "core/bytes.h"
+#include "core/crc32c.h"
+#include "core/storage/transfer.h"
+#include "s3/credential_providers.h"
+#include "s3/s3_store.h"
+#include "tests/s3/s3_test_store.h"
+
+namespace spool::s3 {
+namespace {
+
+using testing::OpenTestStore;
+using testing::TestBucket;
+using testing::UniquePrefix;
+
+std::string RandomBytes(size_t size, uint32_t seed) {
+  std::mt19937_64 random(seed);
+  std::string out(size, '\0');
+  for (size_t i = 0; i + 8 <= size; i += 8) {
+    uint64_t word = random();
+    std::memcpy(&out[i], &word, 8);
+  }
+  for (size_t i = size & ~size_t{7}; i < size; ++i) out[i] = static_cast<char>(random());
+  return out;
+}
+
+// A transport that counts the requests in flight, to show they overlap.
+class CountingTransport : public HttpTransport {
+ public:
+  explicit CountingTransport(std::shared_ptr<HttpTransport> inner) : inner_(std::move(inner)) {}
+  Result<HttpResponse> Send(const HttpRequest& request, ResponseSink* sink) override {
+    const int now = ++in_flight_;
+    int seen = max_in_flight_.load();
+    while (now > seen && !max_in_flight_.compare_exchange_weak(seen, now)) {
+    }
+    {
+      std::lock_guard lock(mu_);
+      methods_.push_back(request.method);
+    }
+    auto response = inner_->Send(request, sink);
+    --in_flight_;
+    return response;
+  }
+  int max_in_flight() const { return max_in_flight_; }
+
+ private:
+  std::shared_ptr<HttpTransport> inner_;
+  std::atomic<int> in_flight_{0};
+  std::atomic<int> max_in_flight_{0};
+  std::mutex mu_;
+  std::vector<std::string> methods_;
+};
+
+// A store whose requests go through `transport`, configured like the fixture's.
+std::shared_ptr<S3Store> StoreWithTransport(std::shared_ptr<HttpTransport> transport, ByteBudget* budget,
+                                            S3Options options = {}) {
+  auto env = ProcessEnvironment();
+  auto config = ResolveConfig(options, TestBucket(), env);
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  auto credentials = MakeDefaultChain(ChainOptions{}, env, MakeCurlTransport({}));
+  auto client = std::make_shared<S3Client>(*config, TestBucket(), std::move(transport), std::move(credentials));
+  return std::make_shared<S3Store>(std::move(client), nullptr, budget);
+}
+
+void DeletePrefix(ObjectStore& store, const std::string& prefix) {
+  ListOptions options;
+  options.prefix = prefix;
+  auto listed = ListAll(store, options);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::vector<std::string> keys;
+  for (const ObjectInfo& object : listed->objects) keys.push_back(object.key);
+  auto failures = store.DeleteMany(keys);
+  ASSERT_TRUE(failures.ok()) << failures.status().ToString();
+  EXPECT_TRUE(failures->empty());
+}
+
+int IncompleteUploads(S3Client& client, const std::string& prefix) {
+  auto uploads = client.ListMultipartUploads(prefix, "", "");
+  EXPECT_TRUE(uploads.ok()) << uploads.status().ToString();
+  return uploads.ok() ? static_cast<int>(uploads->uploads.size()) : -1;
+}
+
+TEST(S3Store, Multipart200MiBWithParallelPartsReadsBackIdentical) {
+  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
+  ByteBudget budget(512 * kMiB);
+  auto store = StoreWithTransport(counting, &budget);
+  const std::string key = UniquePrefix("multipart") + "200MiB";
+  const std::string data = RandomBytes(200 * kMiB, 200);
+
+  WriteOptions options;
+  options.expected_size = data.size();
+  auto writer = store->OpenWrite(key, options);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  for (size_t offset = 0; offset < data.size(); offset += 3 * kMiB + 17) {  // odd-sized appends
+    ASSERT_TRUE((*writer)->Append(std::string_view(data).substr(offset, 3 * kMiB + 17)).ok());
+  }
+  auto written = (*writer)->Close();
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->size, data.size());
+  EXPECT_EQ(written->crc32c, crc32c::Value(data));
+  // Several 8 MiB parts were buffered and uploaded at once.
+  EXPECT_GE(budget.peak(), 2 * kDefaultPartSize);
+  EXPECT_GE(counting->max_in_flight(), 2);
+  EXPECT_EQ(budget.in_use(), 0u);
+
+  auto info = store->Stat(key);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->size, data.size());
+  EXPECT_EQ(info->version, written->version);
+  EXPECT_NE(info->version.find("-25\""), std::string::npos) << info->version;  // 200 MiB / 8 MiB parts
+
+  auto reader = store->OpenRead(key);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string back(data.size(), '\0');
+  auto read = (*reader)->ReadAt(0, back);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, data.size());
+  EXPECT_TRUE(back == data) << "the object read back differs from what was written";
+
+  ASSERT_TRUE(store->Delete(key).ok());
+}
+
+TEST(S3Store, LargeReadAtIsSplitIntoParallelRangedGets) {
+  auto store = OpenTestStore();
+  const std::string key = UniquePrefix("ranged") + "40MiB";
+  const std::string data = RandomBytes(40 * kMiB, 40);
+  ASSERT_TRUE(WriteAll(*store, key, data).ok());
+
+  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
+  S3Options options;
+  options.part_size = 5 * kMiB;
+  options.concurrency = 4;
+  auto counted_store = StoreWithTransport(counting, nullptr, options);
+  auto reader = counted_store->OpenRead(key);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  // 30 MiB from an odd offset: six ranges or more, four at a time.
+  std::string back(30 * kMiB, '\0');
+  auto read = (*reader)->ReadAt(3 * kMiB + 5, back);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, back.size());
+  EXPECT_TRUE(back == data.substr(3 * kMiB + 5, 30 * kMiB));
+  EXPECT_GE(counting->max_in_flight(), 2);
+  EXPECT_LE(counting->max_in_flight(), 4);
+  // The tail: asking past the end returns only what exists.
+  std::string tail(kMiB, '\0');
+  auto short_read = (*reader)->ReadAt(data.size() - 100, tail);
+  ASSERT_TRUE(short_read.ok());
+  EXPECT_EQ(*short_read, 100u);
+  EXPECT_EQ(tail.substr(0, 100), data.substr(data.size() - 100));
+  // And through core's ReadParallel.
+  std::string again(data.size(), '\0');
+  TransferOptions transfer;
+  transfer.part_size = 6 * kMiB;
+  auto parallel = ReadParallel(**reader, 0, again, transfer);
+  ASSERT_TRUE(parallel.ok()) << parallel.status().ToString();
+  EXPECT_TRUE(again == data);
+  ASSERT_TRUE(store->Delete(key).ok());
+}
+
+TEST(S3Store, DeleteManyCrossesTheThousandKeyBatchLimit) {
+  auto store = OpenTestStore();
+  const std::string prefix = UniquePrefix("batch-delete");
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1500; ++i) keys.push_back(prefix + "k" + std::to_string(i));
+  {
+    TaskGroup group(DefaultExecutor());
+    for (const std::string& key : keys) {
+      group.Submit([&store, key] { return WriteAll(*store, key, "x").status(); });
+    }
+    ASSERT_TRUE(group.Wait().ok());
+  }
+  auto failures = store->DeleteMany(keys);
+  ASSERT_TRUE(failures.ok()) << failures.status().ToString();
+  EXPECT_TRUE(failures->empty());
+  ListOptions options;
+  options.prefix = prefix;
+  auto listed = ListAll(*store, options);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->objects.empty());
+}
+
+TEST(S3Store, ListPagesFollowContinuationTokens) {
+  auto store = OpenTestStore();
+  const std::string prefix = UniquePrefix("pages");
+  for (int i = 0; i < 25; ++i) ASSERT_TRUE(WriteAll(*store, prefix + "k" + std::to_string(100 + i), "x").ok());
+  ListOptions options;
+  options.prefix = prefix;
+  options.max_keys = 10;
+  std::vector<std::string> keys;
+  int pages = 0;
+  do {
+    auto page = store->List(options);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const ObjectInfo& object : page->objects) keys.push_back(object.key);
+    options.page_token = page->next_page_token;
+    ++pages;
+  } while (!options.page_token.empty());
+  EXPECT_EQ(pages, 3);
+  ASSERT_EQ(keys.size(), 25u);
+  EXPECT_EQ(keys.front(), prefix + "k100");
+  EXPECT_EQ(keys.back(), prefix + "k124");
+  DeletePrefix(*store, prefix);
+}
+
+TEST(S3Store, AbortAndDestructionLeaveNoUploadBehind) {
+  S3Options options;
+  options.part_size = 5 * kMiB;
+  auto store = OpenTestStore(options);
+  const std::string prefix = UniquePrefix("abort");
+  const std::string data = RandomBytes(12 * kMiB, 12);  // two parts go up before the end
+  {
+    auto writer = store->OpenWrite(prefix + "aborted");
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Append(data).ok());
+    EXPECT_EQ(IncompleteUploads(store->client(), prefix), 1);
+    (*writer)->Abort();
+  }
+  EXPECT_EQ(IncompleteUploads(store->client(), prefix), 0);
+  {
+    auto writer = store->OpenWrite(prefix + "dropped");
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Append(data).ok());
+  }  // destroyed without Close
+  EXPECT_EQ(IncompleteUploads(store->client(), prefix), 0);
+  EXPECT_EQ(store->Stat(prefix + "aborted").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->Stat(prefix + "dropped").status().code(), StatusCode::kNotFound);
+}
+
+TEST(S3Store, AbortIncompleteUploadsRemovesLeftovers) {
+  auto store = OpenTestStore();
+  const std::string prefix = UniquePrefix("leftovers");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(store->client().CreateMultipartUpload(prefix + "k" + std::to_string(i), {}).ok());
+  }
+  EXPECT_EQ(IncompleteUploads(store->client(), prefix), 3);
+  auto young = store->AbortIncompleteUploads(prefix, std::chrono::hours(1));
+  ASSERT_TRUE(young.ok()) << young.status().ToString();
+  EXPECT_EQ(*young, 0);
+  auto aborted = store->AbortIncompleteUploads(prefix, std::chrono::seconds(0));
+  ASSERT_TRUE(aborted.ok()) << aborted.status().ToString();
+  EXPECT_EQ(*aborted, 3);
+  EXPECT_EQ(IncompleteUploads(store->client(), prefix), 0);
+}
+
+TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {
+  auto env = ProcessEnvironment();
+  std::map<std::string, std::string> variables{
+      {"AWS_ENDPOINT_URL", env("AWS_ENDPOINT_URL").value_or("")},
+      {"AWS_ACCESS_KEY_ID", env("AWS_ACCESS_KEY_ID").value_or("")},
+      {"AWS_SECRET_ACCESS_KEY", "not-the-right-secret-0123456789"},
+      {"AWS_EC2_METADATA_DISABLED", "true"},
+      {"AWS_CONFIG_FILE", "/dev/null"},
+      {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}};
+  auto store = S3Store::Open(TestBucket(), {}, FixedEnvironment(variables));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto stat = (*store)->List({});
+  ASSERT_FALSE(stat.ok());
+  const Status& status = stat.status();
+  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
+  const std::string line = status.ToString();
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  for (const std::string& part : {variables["AWS_ENDPOINT_URL"], "s3://" + TestBucket(),
+                                  variables["AWS_ACCESS_KEY_ID"], std::string("SignatureDoesNotMatch")}) {
+    EXPECT_NE(line.find(part), std::string::npos) << part << " missing from: " << line;
+  }
+  EXPECT_EQ(line.find("not-the-right-secret"), std::string::npos) << line;
+}
+
+TEST(S3Store, MissingBucketAndKeyAreNotFound) {
+  auto store = OpenTestStore();
+  auto missing_key = store->Stat(UniquePrefix("missing") + "nothing-here");
+  EXPECT_EQ(missing_key.status().code(), StatusCode::kNotFound) << missing_key.status().ToString();
+  auto missing_read = store->OpenRead(UniquePrefix("missing") + "nothing-here");
+  EXPECT_EQ(missing_read.status().code(), StatusCode::kNotFound);
+
+  auto no_bucket = S3Store::Open("spool-no-such-bucket", {});
+  ASSERT_TRUE(no_bucket.ok());
+  auto listed = (*no_bucket)->List({});
+  EXPECT_EQ(listed.status().code(), StatusCode::kNotFound) << listed.status().ToString();
+  EXPECT_NE(listed.status().message().find("NoSuchBucket"), std::string::npos) << listed.status().ToString();
+  auto stat = (*no_bucket)->Stat("key");
+  EXPECT_EQ(stat.status().code(), StatusCode::kNotFound) << stat.status().ToString();
+  auto write = WriteAll(**no_bucket, "key", "data");
+  EXPECT_EQ(write.status().code(), StatusCode::kNotFound) << write.status().ToString();
+}
+
+TEST(S3Store, UnsignedPayloadWritesAreAccepted) {
+  S3Options options;
+  options.payload_signing = PayloadSigning::kUnsigned;
+  auto store = OpenTestStore(options);
+  const std::string key = UniquePrefix("unsigned") + "object";
+  ASSERT_TRUE(WriteAll(*store, key, "unsigned payload, Content-MD5 checked").ok());
+  EXPECT_EQ(ReadAll(*store, key).value_or(""), "unsigned payload, Content-MD5 checked");
+  ASSERT_TRUE(store->Delete(key).ok());
+}
+
+TEST(S3Store, PresignedGetUrlReadsTheObject) {
+  auto store = OpenTestStore();
+  const std::string key = UniquePrefix("presign") + "a b+c.txt";
+  ASSERT_TRUE(WriteAll(*store, key, "presigned").ok());
+  auto url = store->client().PresignGet(key, std::chrono::minutes(5));
+  ASSERT_TRUE(url.ok());
+  HttpRequest request;
+  request.url = *url;
+  std::string body;
+  StringSink sink(&body);
+  auto response = MakeCurlTransport({})->Send(request, &sink);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200) << response->error_body;
+  EXPECT_EQ(body, "presigned");
+  ASSERT_TRUE(store->Delete(key).ok());
+}
+
+TEST(S3Store, ServerSideCopyKeepsTheBytes) {
+  auto store = OpenTestStore();
+  const std::string prefix = UniquePrefix("copy");
+  const std::string data = RandomBytes(3 * kMiB, 3);
+  ASSERT_TRUE(WriteAll(*store, prefix + "from", data).ok());
+  auto copied = store->Copy(prefix + "from", prefix + "to");
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(copied->size, data.size());
+  EXPECT_TRUE(ReadAll(*store, prefix + "to").value_or("") == data);
+  DeletePrefix(*store, prefix);
+}
+
+}  // namespace
+}  // namespace spool::s3
