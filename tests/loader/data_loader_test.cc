@@ -1,0 +1,161 @@
+// The loader suite on the memory and local stores, plus what only a local
+// test can do: a store that stalls on purpose, and mem:// URLs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "core/storage/local_store.h"
+#include "core/storage/memory_store.h"
+#include "records/loader/data_loader.h"
+#include "tests/loader/loader_suite.h"
+#include "tests/loader/test_dataset.h"
+
+namespace spool::testing {
+namespace {
+
+std::string TempFolderKey(const std::string& test_name) {
+  static const std::filesystem::path root = [] {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "spool-loader-test-XXXXXX").string();
+    return std::filesystem::path(::mkdtemp(tmpl.data()));
+  }();
+  return (root / test_name).string().substr(1);  // keys are paths without the leading '/'
+}
+
+std::atomic<int> bucket_counter{0};
+
+INSTANTIATE_TEST_SUITE_P(
+    Stores, LoaderSuite,
+    ::testing::Values(
+        StoreUnderTest{"memory",
+                       [] {
+                         return std::make_shared<MemoryStore>("loader-test-" +
+                                                              std::to_string(bucket_counter.fetch_add(1)));
+                       },
+                       [](const std::string& test) { return "data/" + test; }},
+        StoreUnderTest{"local", [] { return std::make_shared<LocalStore>(); }, TempFolderKey}),
+    StoreName);
+
+// A store whose reads wait until released: a network that has stalled.
+class StallingStore : public ObjectStore {
+ public:
+  explicit StallingStore(std::shared_ptr<ObjectStore> inner) : inner_(std::move(inner)) {}
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
+  Result<ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
+  Result<ListPage> List(const ListOptions& options) override { return inner_->List(options); }
+  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner_->OpenRead(key));
+    return std::unique_ptr<ReadableObject>(new Stalling(this, std::move(object)));
+  }
+  Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options) override {
+    return inner_->OpenWrite(key, options);
+  }
+  Status Delete(std::string_view key) override { return inner_->Delete(key); }
+
+ private:
+  class Stalling : public ReadableObject {
+   public:
+    Stalling(StallingStore* store, std::unique_ptr<ReadableObject> inner) : store_(store), inner_(std::move(inner)) {}
+    const ObjectInfo& info() const override { return inner_->info(); }
+    Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
+      std::unique_lock lock(store_->mu_);
+      store_->cv_.wait(lock, [&] { return store_->released_; });
+      lock.unlock();
+      return inner_->ReadAt(offset, buffer);
+    }
+
+   private:
+    StallingStore* store_;
+    std::unique_ptr<ReadableObject> inner_;
+  };
+
+  std::shared_ptr<ObjectStore> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+};
+
+TEST(DataLoaderClose, WakesAWaitingNextWhileReadsAreStalled) {
+  auto memory = std::make_shared<MemoryStore>("loader-test-stall");
+  auto dataset = WriteDataset(*memory, DatasetSpec{"stall/train", {50, 50}});
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  auto stalling = std::make_shared<StallingStore>(memory);
+  DataLoaderOptions options;
+  options.store = stalling;
+  options.inputs = dataset->shard_keys;
+  auto loader = DataLoader::Open(options);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    (*loader)->Close();
+  });
+  auto batch = (*loader)->Next();  // waits: every read is stalled
+  closer.join();
+  EXPECT_EQ(batch.status().code(), StatusCode::kCancelled) << batch.status().ToString();
+  stalling->Release();  // let the stalled fetch tasks finish
+}
+
+TEST(DataLoaderUrls, GlobOverMemUrls) {
+  MemoryStore::ClearBucket("loader-url-test");
+  MemoryStore store("loader-url-test");
+  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", {3, 4, 5}});
+  ASSERT_TRUE(dataset.ok());
+  DataLoaderOptions options;
+  options.inputs = {"mem://loader-url-test/" + dataset->glob};
+  options.batch_size = 100;
+  auto loader = DataLoader::Open(options);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  EXPECT_EQ((*loader)->shards().size(), 3u);
+  EXPECT_EQ((*loader)->shards()[0].url, "mem://loader-url-test/" + dataset->shard_keys[0]);
+  std::vector<std::string> records;
+  ASSERT_TRUE(Drain(**loader, &records).ok());
+  EXPECT_EQ(records.size(), 12u);
+}
+
+TEST(DataLoaderOptionsCheck, RejectsNonsense) {
+  DataLoaderOptions options;
+  options.inputs = {"mem://loader-url-test/none"};
+  options.batch_size = 0;
+  EXPECT_EQ(DataLoader::Open(options).status().code(), StatusCode::kInvalidArgument);
+  options.batch_size = 1;
+  options.local_workers = 2;
+  options.local_worker = 2;
+  EXPECT_EQ(DataLoader::Open(options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(DataLoaderWorkers, LocalWorkersSplitARank) {
+  MemoryStore store("loader-local-workers");
+  auto dataset = WriteDataset(store, DatasetSpec{"lw/train", {7, 11, 2}});
+  ASSERT_TRUE(dataset.ok());
+  std::vector<std::string> all;
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int local = 0; local < 3; ++local) {
+      DataLoaderOptions options;
+      options.store = std::make_shared<MemoryStore>("loader-local-workers");
+      options.inputs = dataset->shard_keys;
+      options.rank = rank;
+      options.world_size = 2;
+      options.local_workers = 3;
+      options.local_worker = local;
+      auto loader = DataLoader::Open(options);
+      ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+      EXPECT_EQ((*loader)->State().workers, 6u);
+      ASSERT_TRUE(Drain(**loader, &all).ok());
+    }
+  }
+  std::sort(all.begin(), all.end());
+  auto expected = dataset->records;
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(all, expected);
+}
+
+}  // namespace
+}  // namespace spool::testing
