@@ -293,6 +293,29 @@ TEST(S3Store, MissingBucketAndKeyAreNotFound) {
   EXPECT_EQ(write.status().code(), StatusCode::kNotFound) << write.status().ToString();
 }
 
+TEST(S3Store, CreateOnlyWrites) {
+  S3Options options;
+  options.part_size = 5 * kMiB;
+  auto store = OpenTestStore(options);
+  const std::string prefix = UniquePrefix("create-only");
+  WriteOptions create_only;
+  create_only.if_not_exists = true;
+  // One part: a single PUT with If-None-Match: *, which Ceph RGW honours.
+  ASSERT_TRUE(WriteAll(*store, prefix + "small", "first", create_only).ok());
+  auto again = WriteAll(*store, prefix + "small", "second", create_only);
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
+  EXPECT_EQ(ReadAll(*store, prefix + "small").value_or(""), "first");
+  // Beyond one part: Ceph RGW 16 ignores If-None-Match on
+  // CompleteMultipartUpload, so the write must refuse rather than overwrite.
+  auto writer = store->OpenWrite(prefix + "large", create_only);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  Status appended = (*writer)->Append(RandomBytes(12 * kMiB, 5));
+  EXPECT_EQ(appended.code(), StatusCode::kUnimplemented) << appended.ToString();
+  (*writer)->Abort();
+  EXPECT_EQ(IncompleteUploads(store->client(), prefix), 0);
+  DeletePrefix(*store, prefix);
+}
+
 TEST(S3Store, UnsignedPayloadWritesAreAccepted) {
   S3Options options;
   options.payload_signing = PayloadSigning::kUnsigned;
