@@ -42,7 +42,7 @@ def start(directory):
     process = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "gcs_server.py"), "--port", "0", "--port-file", port_file,
          "--public-key", public, "--client-email", CLIENT_EMAIL,
-         "--authorized-user", ":".join(AUTHORIZED_USER)],
+         "--authorized-user", ":".join(AUTHORIZED_USER), "--rewrite-chunk", str(2 << 20)],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     with open(os.path.join(directory, "pid"), "w") as f:
         f.write(f"{process.pid}\n")

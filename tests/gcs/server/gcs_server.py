@@ -245,6 +245,7 @@ class Fault:
                  default) or send `bytes` of the response body (phase
                  "response"), then reset the connection
     stall        sleep `seconds` before answering
+    corrupt      flip one bit in the middle of a media download's body
     Each applies to the next `count` requests whose "METHOD path?query"
     contains `match` (and, when given, whose method is `method`)."""
 
@@ -436,6 +437,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
+        if self.fault and self.fault.kind == "corrupt" and body:
+            damaged = bytearray(body)
+            damaged[len(damaged) // 2] ^= 0x01
+            body = bytes(damaged)
         if self.fault and self.fault.kind == "reset_after" and self.fault.phase == "response":
             self.wfile.write(body[:self.fault.bytes])
             self.wfile.flush()
@@ -511,7 +516,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send_json(204, None)
         spec = json.loads(self.read_body() or b"{}")
         fault = Fault(spec)
-        if fault.kind not in ("status", "reset_after", "stall"):
+        if fault.kind not in ("status", "reset_after", "stall", "corrupt"):
             raise ApiError(400, "invalid", f"unknown fault kind {fault.kind!r}")
         with self.state.lock:
             self.state.faults.append(fault)

@@ -1,0 +1,165 @@
+// The credential paths for real, against the local server's OAuth2 token
+// endpoint (which verifies the JWT's RS256 signature with the public key of
+// the key pair the fixture made) and its metadata-server endpoint. Buckets
+// created with a token are private there: anonymous calls get 401.
+#include <gtest/gtest.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "gcs/credentials.h"
+#include "gcs/default_credentials.h"
+#include "gcs/json.h"
+#include "tests/gcs/test_server.h"
+
+namespace spool::gcs {
+namespace {
+
+using testing::ArmFault;
+using testing::Server;
+using testing::UniqueName;
+
+std::shared_ptr<HttpTransport> Transport() {
+  static auto transport = MakeCurlTransport(HttpOptions{});
+  return transport;
+}
+
+std::shared_ptr<GcsStore> StoreWith(std::shared_ptr<Credentials> credentials, const std::string& bucket) {
+  GcsStoreOptions options;
+  options.bucket = bucket;
+  options.endpoint = Server().endpoint();
+  options.credentials = std::move(credentials);
+  auto store = GcsStore::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? *store : nullptr;
+}
+
+// Creates a private bucket with `credentials` and writes, lists and reads in it.
+void ExpectFullAccess(std::shared_ptr<Credentials> credentials) {
+  const std::string bucket = UniqueName("private");
+  auto store = StoreWith(credentials, bucket);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->client().InsertBucket(bucket, "spool-test").ok());
+  ASSERT_TRUE(WriteAll(*store, "secret.txt", "only for the account").ok());
+  EXPECT_EQ(*ReadAll(*store, "secret.txt"), "only for the account");
+  EXPECT_EQ(ListAll(*store, ListOptions{})->objects.size(), 1u);
+
+  auto anonymous = StoreWith(MakeAnonymousCredentials(), bucket);
+  ASSERT_NE(anonymous, nullptr);
+  auto denied = anonymous->Stat("secret.txt");
+  EXPECT_EQ(denied.status().code(), StatusCode::kUnauthenticated) << denied.status().ToString();
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(GcsAuth, ServiceAccountKeyFileSignsAJwtTheTokenEndpointAccepts) {
+  auto credentials = LoadCredentialsFile(Server().File("service_account.json"), "test key", Transport());
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  EXPECT_NE((*credentials)->Describe().find("service account spool-test@spool-test.iam.gserviceaccount.com"),
+            std::string::npos);
+  ExpectFullAccess(*credentials);
+}
+
+TEST(GcsAuth, GoogleApplicationCredentialsThroughTheDefaultChain) {
+  DefaultCredentialsEnvironment env;
+  const std::string path = Server().File("service_account.json");
+  env.getenv = [&](std::string_view name) -> std::optional<std::string> {
+    if (name == "GOOGLE_APPLICATION_CREDENTIALS") return path;
+    return std::nullopt;
+  };
+  auto credentials = FindDefaultCredentials(Transport(), env);
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  EXPECT_NE((*credentials)->Describe().find("GOOGLE_APPLICATION_CREDENTIALS=" + path), std::string::npos);
+  auto header = (*credentials)->AuthorizationHeader();
+  ASSERT_TRUE(header.ok()) << header.status().ToString();
+  EXPECT_TRUE(header->starts_with("Bearer ya29."));
+  EXPECT_EQ(*(*credentials)->AuthorizationHeader(), *header);  // cached
+}
+
+TEST(GcsAuth, AKeyTheServerDoesNotKnowIsRejectedAsUnauthenticated) {
+  auto key = ParseCredentialsFile(ReadText(Server().File("service_account.json")));
+  ASSERT_TRUE(key.ok());
+  EVP_PKEY* other = EVP_RSA_gen(2048);
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(bio, other, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  long size = BIO_get_mem_data(bio, &data);
+  key->private_key.assign(data, static_cast<size_t>(size));
+  BIO_free(bio);
+  EVP_PKEY_free(other);
+  auto credentials = MakeServiceAccountCredentials(*key, "a forged key", Transport());
+  ASSERT_TRUE(credentials.ok());
+  auto header = (*credentials)->AuthorizationHeader();
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(header.status().message().find("Invalid JWT Signature"), std::string::npos)
+      << header.status().ToString();
+}
+
+TEST(GcsAuth, AuthorizedUserRefreshToken) {
+  auto credentials = LoadCredentialsFile(Server().File("authorized_user.json"), "gcloud ADC", Transport());
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  ExpectFullAccess(*credentials);
+
+  auto file = ParseCredentialsFile(ReadText(Server().File("authorized_user.json")));
+  ASSERT_TRUE(file.ok());
+  file->refresh_token = "1//revoked";
+  auto revoked = MakeAuthorizedUserCredentials(*file, "revoked", Transport());
+  ASSERT_TRUE(revoked.ok());
+  auto header = (*revoked)->AuthorizationHeader();
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(header.status().message().find("invalid_grant"), std::string::npos);
+  EXPECT_EQ(header.status().message().find("1//revoked"), std::string::npos);
+}
+
+TEST(GcsAuth, MetadataServerIncludingOneThatIsNotReadyYet) {
+  MetadataServerOptions options;
+  options.host = "127.0.0.1:" + std::to_string(Server().port);
+  options.retry.initial_backoff = std::chrono::milliseconds(10);
+  // A GKE metadata server answers 503 for the first moments of a pod.
+  ArmFault(R"({"kind":"status","status":503,"count":2,"match":"/computeMetadata/"})");
+  auto credentials = MakeMetadataServerCredentials(options, Transport());
+  EXPECT_NE(credentials->Describe().find("metadata server at 127.0.0.1"), std::string::npos);
+  ExpectFullAccess(credentials);
+}
+
+TEST(GcsAuth, GceMetadataHostThroughTheDefaultChain) {
+  DefaultCredentialsEnvironment env;
+  const std::string host = "127.0.0.1:" + std::to_string(Server().port);
+  env.getenv = [&](std::string_view name) -> std::optional<std::string> {
+    if (name == "GCE_METADATA_HOST") return host;
+    return std::nullopt;
+  };
+  auto credentials = FindDefaultCredentials(Transport(), env);
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  auto header = (*credentials)->AuthorizationHeader();
+  ASSERT_TRUE(header.ok()) << header.status().ToString();
+  EXPECT_TRUE(header->starts_with("Bearer "));
+}
+
+TEST(GcsAuth, EmulatorHostMeansNoCredentials) {
+  const std::string bucket = UniqueName("emulated");
+  ASSERT_EQ(setenv("STORAGE_EMULATOR_HOST", ("127.0.0.1:" + std::to_string(Server().port)).c_str(), 1), 0);
+  GcsStoreOptions options;
+  options.bucket = bucket;
+  auto store = GcsStore::Open(options);
+  unsetenv("STORAGE_EMULATOR_HOST");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_NE((*store)->DescribeAccess().find("anonymous"), std::string::npos);
+  EXPECT_NE((*store)->DescribeAccess().find("http://127.0.0.1:"), std::string::npos);
+  ASSERT_TRUE((*store)->client().InsertBucket(bucket, "p").ok());
+  EXPECT_TRUE(WriteAll(**store, "k", "v").ok());
+}
+
+}  // namespace
+}  // namespace spool::gcs

@@ -1,0 +1,207 @@
+// GCS-specific behaviour of GcsStore on the local server: generation
+// pinning, pagination, create-only writes, CRC32C checks, and recovery from
+// injected faults.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "core/crc32c.h"
+#include "core/executor.h"
+#include "tests/gcs/test_server.h"
+
+namespace spool::gcs {
+namespace {
+
+using testing::ArmFault;
+using testing::OpenStore;
+using testing::Pattern;
+using testing::UniqueName;
+
+class GcsStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GcsStoreOptions options;
+    options.resumable_threshold = 1 << 20;
+    options.chunk_size = 256 << 10;
+    options.read_part_size = 256 << 10;
+    options.retry.initial_backoff = std::chrono::milliseconds(10);
+    bucket_ = UniqueName("store");
+    store_ = OpenStore(bucket_, options);
+    ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override { testing::ClearFaults(); }
+
+  std::string bucket_;
+  std::shared_ptr<GcsStore> store_;
+};
+
+TEST_F(GcsStoreTest, ReadsArePinnedToTheGenerationSeenAtOpen) {
+  ASSERT_TRUE(WriteAll(*store_, "k", "first version").ok());
+  auto reader = store_->OpenRead("k");
+  ASSERT_TRUE(reader.ok());
+  const std::string first_generation = (*reader)->info().version;
+  char buffer[5];
+  ASSERT_EQ(*(*reader)->ReadAt(0, buffer), 5u);
+  EXPECT_EQ(std::string(buffer, 5), "first");
+
+  ASSERT_TRUE(WriteAll(*store_, "k", "second version").ok());
+  auto after = (*reader)->ReadAt(6, buffer);
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(after.status().message().find("gs://" + bucket_ + "/k changed since it was opened"), std::string::npos)
+      << after.status().ToString();
+  auto info = store_->Stat("k");
+  ASSERT_TRUE(info.ok());
+  EXPECT_NE(info->version, first_generation);
+}
+
+TEST_F(GcsStoreTest, PaginationOverManyObjectsReturnsEachKeyOnce) {
+  constexpr int kObjects = 2500;
+  TaskGroup group(DefaultExecutor());
+  for (int i = 0; i < kObjects; ++i) {
+    group.Submit([this, i] {
+      char key[32];
+      std::snprintf(key, sizeof key, "many/%05d", i);
+      return WriteAll(*store_, key, std::to_string(i)).status();
+    });
+  }
+  ASSERT_TRUE(group.Wait().ok());
+  ASSERT_TRUE(WriteAll(*store_, "many/sub/x", "x").ok());
+
+  std::vector<std::string> keys;
+  ListOptions options;
+  options.prefix = "many/";
+  options.max_keys = 1000;
+  int pages = 0;
+  for (;;) {
+    auto page = store_->List(options);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ++pages;
+    for (const auto& object : page->objects) keys.push_back(object.key);
+    if (page->next_page_token.empty()) break;
+    options.page_token = page->next_page_token;
+  }
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(keys.size(), size_t{kObjects + 1});
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), keys.size());
+
+  ListOptions folders;
+  folders.prefix = "many/";
+  folders.delimiter = "/";
+  auto all = ListAll(*store_, folders);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->objects.size(), size_t{kObjects});
+  EXPECT_EQ(all->common_prefixes, std::vector<std::string>{"many/sub/"});
+  EXPECT_EQ(all->objects[1234].size, 4u);  // "1234"
+}
+
+TEST_F(GcsStoreTest, CreateOnlyConflictIsAlreadyExistsForSmallAndResumableWrites) {
+  WriteOptions create_only;
+  create_only.if_not_exists = true;
+  ASSERT_TRUE(WriteAll(*store_, "manifest.json", "{}", create_only).ok());
+  auto again = WriteAll(*store_, "manifest.json", "{\"other\":1}", create_only);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
+  EXPECT_NE(again.status().message().find("gs://" + bucket_ + "/manifest.json"), std::string::npos);
+
+  const std::string large = Pattern(0, 3 << 20);  // above the resumable threshold
+  ASSERT_TRUE(WriteAll(*store_, "big", large, create_only).ok());
+  auto big_again = WriteAll(*store_, "big", large, create_only);
+  ASSERT_FALSE(big_again.ok());
+  EXPECT_EQ(big_again.status().code(), StatusCode::kAlreadyExists) << big_again.status().ToString();
+  EXPECT_EQ(*ReadAll(*store_, "manifest.json"), "{}");
+}
+
+TEST_F(GcsStoreTest, UploadsCarryTheirCrc32c) {
+  const std::string small = "hello, crc";
+  auto info = WriteAll(*store_, "small", small);
+  ASSERT_TRUE(info.ok());
+  ASSERT_TRUE(info->crc32c.has_value());
+  EXPECT_EQ(*info->crc32c, crc32c::Value(small));
+  const std::string large = Pattern(8, (2 << 20) + 77);
+  auto big = WriteAll(*store_, "large", large);
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(*big->crc32c, crc32c::Value(large));
+  EXPECT_EQ(*ReadAll(*store_, "large"), large);
+}
+
+TEST_F(GcsStoreTest, ACorruptedFullDownloadIsDataLoss) {
+  const std::string data = Pattern(0, 100000);
+  ASSERT_TRUE(WriteAll(*store_, "fragile", data).ok());
+  ArmFault(R"({"kind":"corrupt","count":1,"match":"/b/)" + bucket_ + R"(/o/fragile?alt=media"})");
+  auto read = ReadAll(*store_, "fragile");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+  EXPECT_EQ(*ReadAll(*store_, "fragile"), data);  // the fault was one-shot
+}
+
+TEST_F(GcsStoreTest, ServerErrorsAndDroppedDownloadsAreRetried) {
+  const std::string data = Pattern(0, 3 << 20);
+  ASSERT_TRUE(WriteAll(*store_, "flaky", data).ok());
+  ArmFault(R"({"kind":"status","status":503,"count":2,"match":"/b/)" + bucket_ + R"(/o/flaky"})");
+  EXPECT_TRUE(store_->Stat("flaky").ok());
+  // A download that loses its connection resumes at the byte it reached.
+  ArmFault(R"({"kind":"reset_after","phase":"response","bytes":100000,"count":3,"match":"/b/)" + bucket_ +
+           R"(/o/flaky?alt=media"})");
+  auto read = ReadAll(*store_, "flaky");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(*read == data);
+  ArmFault(R"({"kind":"status","status":429,"count":2,"match":"/b/)" + bucket_ + R"(/o?"})");
+  EXPECT_TRUE(store_->List(ListOptions{}).ok());
+}
+
+TEST_F(GcsStoreTest, AnUnconditionalSmallWriteThatFailedIsRetriedSafely) {
+  ArmFault(R"({"kind":"status","status":503,"count":1,"match":"/b/)" + bucket_ + R"(/o?uploadType=multipart"})");
+  auto info = WriteAll(*store_, "retried", "payload");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(*ReadAll(*store_, "retried"), "payload");
+}
+
+TEST_F(GcsStoreTest, ResumableChunksSurviveServerErrors) {
+  ArmFault(R"({"kind":"status","status":503,"count":2,"method":"PUT","match":"/b/)" + bucket_ +
+           R"(/o?uploadType=resumable"})");
+  const std::string data = Pattern(0, (3 << 20) + 5);
+  auto info = WriteAll(*store_, "chunked", data);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_TRUE(*ReadAll(*store_, "chunked") == data);
+}
+
+TEST_F(GcsStoreTest, AbortedResumableWriteLeavesNothing) {
+  auto writer = store_->OpenWrite("never");
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Append(Pattern(0, 2 << 20)).ok());
+  (*writer)->Abort();
+  EXPECT_EQ(store_->Stat("never").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(GcsStoreTest, CopyRewritesInSeveralCalls) {
+  const std::string data = Pattern(0, 5 << 20);
+  ASSERT_TRUE(WriteAll(*store_, "src", data).ok());
+  auto copied = store_->Copy("src", "dst");
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(copied->size, data.size());
+  EXPECT_EQ(*copied->crc32c, crc32c::Value(data));
+  EXPECT_TRUE(*ReadAll(*store_, "dst") == data);
+  EXPECT_EQ(store_->Copy("missing", "x").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(GcsStoreTest, DeleteManyInParallel) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 50; ++i) {
+    keys.push_back("del/" + std::to_string(i));
+    ASSERT_TRUE(WriteAll(*store_, keys.back(), "x").ok());
+  }
+  keys.push_back("del/not-there");
+  auto failures = store_->DeleteMany(keys);
+  ASSERT_TRUE(failures.ok());
+  EXPECT_TRUE(failures->empty());
+  ListOptions options;
+  options.prefix = "del/";
+  EXPECT_TRUE(ListAll(*store_, options)->objects.empty());
+}
+
+}  // namespace
+}  // namespace spool::gcs
