@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -111,7 +112,6 @@ size_t OnBodyData(char* data, size_t size, size_t count, void* user) {
   auto& exchange = *static_cast<Exchange*>(user);
   const size_t length = size * count;
   std::string_view chunk(data, length);
-  exchange.response.bytes_received += length;
   if (!exchange.response.ok()) {
     auto& error_body = exchange.response.error_body;
     error_body.append(chunk.substr(0, kMaxErrorBody - std::min(kMaxErrorBody, error_body.size())));
@@ -121,7 +121,9 @@ size_t OnBodyData(char* data, size_t size, size_t count, void* user) {
   if (exchange.callback_error.ok() && exchange.sink) {
     exchange.callback_error = exchange.sink->Write(chunk);
   }
-  return exchange.callback_error.ok() ? length : 0;  // 0 aborts with CURLE_WRITE_ERROR
+  if (!exchange.callback_error.ok()) return 0;  // aborts with CURLE_WRITE_ERROR
+  exchange.response.bytes_received += length;
+  return length;
 }
 
 size_t OnReadBody(char* buffer, size_t size, size_t count, void* user) {
@@ -413,12 +415,14 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
   }
 
   if (debug) {
-    const auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start);
+    const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    char milliseconds[32];
+    std::snprintf(milliseconds, sizeof(milliseconds), "%.1f", elapsed.count());
     std::string outcome = status.ok() ? "HTTP " + std::to_string(exchange.response.status)
                                       : status.ToString();
     log::Debug("http", what + " -> " + outcome + ", " + std::to_string(exchange.response.bytes_sent) +
                            " bytes sent, " + std::to_string(exchange.response.bytes_received) +
-                           " received, " + std::to_string(elapsed.count()) + " ms");
+                           " received, " + milliseconds + " ms");
     if (status.ok()) LogHeaders("<", exchange.response.headers);
   }
   if (!status.ok()) return status;

@@ -368,6 +368,7 @@ TEST_F(CurlTransportTest, ErrorBodyIsTruncatedAt64KiB) {
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->status, 500);
   EXPECT_EQ(response->error_body, PatternContent(64 * 1024));
+  EXPECT_EQ(response->bytes_received, 0u);  // nothing went to a sink
   // The rest was read and dropped, so the connection stays usable.
   std::string body;
   StringSink sink(&body);
@@ -406,6 +407,23 @@ TEST_F(CurlTransportTest, SequentialRequestsReuseTheConnection) {
   const int after = ServerConnections();
   // One connection serves them all (two if the first probe opened one).
   EXPECT_LE(after - before, 2) << "100 requests opened " << after - before << " connections";
+}
+
+TEST_F(CurlTransportTest, AConnectionTheServerDroppedIsReplacedQuietly) {
+  ASSERT_TRUE(Get("/bytes?n=10&drop=1", nullptr).ok());
+  // The pooled handle's connection is dead now; the upload still goes through.
+  PatternSource source(100000);
+  HttpRequest request;
+  request.method = "PUT";
+  request.url = Url("/echo");
+  request.body_source = &source;
+  request.body_size = 100000;
+  std::string echo;
+  StringSink sink(&echo);
+  auto response = transport_->Send(request, &sink);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(JsonField(echo, "body_crc32"), Crc32(source.data()));
+  EXPECT_EQ(response->bytes_sent, 100000u);
 }
 
 TEST_F(CurlTransportTest, EightThreadsSendAtOnce) {

@@ -22,6 +22,8 @@ Endpoints (any method; a request body is always read in full first):
   /reset?after=N        announces more than N bytes, sends N, then resets the
                         connection
   /connections          how many TCP connections the server has accepted
+Any endpoint with drop=1 in its query answers normally, as if the connection
+stayed open, then closes it: a keep-alive connection the server dropped.
 """
 
 import argparse
@@ -113,6 +115,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(404, b"no such endpoint: " + url.path.encode(), content_type="text/plain")
             return
         route(query, body, chunked)
+        if query.get("drop"):
+            self.close_connection = True
 
     def on_echo(self, query, body, chunked):
         if query.get("raw"):
