@@ -242,8 +242,9 @@ class Fault:
     """One armed fault. kinds:
     status       answer `status` (default 503) instead of serving
     reset_after  read `bytes` of the request body (phase "request", the
-                 default) or send `bytes` of the response body (phase
-                 "response"), then reset the connection
+                 default; requests with a shorter body are passed over) or
+                 send `bytes` of the response body (phase "response"), then
+                 reset the connection
     stall        sleep `seconds` before answering
     corrupt      flip one bit in the middle of a media download's body
     Each applies to the next `count` requests whose "METHOD path?query"
@@ -288,9 +289,12 @@ class State:
             expiry = self.tokens.get(token)
         return expiry is not None and expiry > time.time()
 
-    def take_fault(self, method, target):
+    def take_fault(self, method, target, body_length):
         with self.lock:
             for fault in self.faults:
+                if fault.kind == "reset_after" and fault.phase == "request" and \
+                        body_length is not None and body_length <= fault.bytes:
+                    continue  # the body ends before the point of the reset
                 if fault.count > 0 and fault.match in f"{method} {target}" and \
                         (fault.method is None or fault.method == method):
                     fault.count -= 1
@@ -342,7 +346,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.dispatch()
 
     def dispatch(self):
-        self.fault = self.state.take_fault(self.command, self.path)
+        chunked = self.headers.get("Transfer-Encoding", "").lower() == "chunked"
+        body_length = None if chunked else int(self.headers.get("Content-Length", 0) or 0)
+        self.fault = self.state.take_fault(self.command, self.path, body_length)
         self.body_cache = None
         try:
             if self.fault and self.fault.kind == "stall":
