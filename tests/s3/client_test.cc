@@ -1,0 +1,263 @@
+// S3Client and the S3Store reader against a scripted transport: request
+// shape (signing, checksums, addressing), retries, resumed GETs, pinned
+// reads and checksum verification.
+#include "s3/client.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <mutex>
+
+#include "core/crc32c.h"
+#include "s3/crypto.h"
+#include "s3/s3_reader.h"
+
+namespace spool::s3 {
+namespace {
+
+// Answers each request with what the test's handler says, and records it.
+class ScriptedTransport : public HttpTransport {
+ public:
+  struct Answer {
+    Status failure;  // a transport error, after `body` was delivered
+    int status = 200;
+    HttpHeaders headers;
+    std::string body;
+  };
+  using Handler = std::function<Answer(const HttpRequest&)>;
+  explicit ScriptedTransport(Handler handler) : handler_(std::move(handler)) {}
+
+  Result<HttpResponse> Send(const HttpRequest& request, ResponseSink* sink) override {
+    Answer answer;
+    {
+      std::lock_guard lock(mu_);
+      requests_.push_back(request);
+      requests_.back().body = {};
+      answer = handler_(request);
+    }
+    HttpResponse response;
+    response.status = answer.status;
+    response.headers = answer.headers;
+    if (response.ok()) {
+      if (sink) {
+        SPOOL_RETURN_IF_ERROR(sink->OnHeaders(response.status, response.headers));
+        if (!answer.body.empty()) SPOOL_RETURN_IF_ERROR(sink->Write(answer.body));
+      }
+      response.bytes_received = answer.body.size();
+    } else {
+      response.error_body = answer.body;
+    }
+    if (!answer.failure.ok()) return answer.failure;
+    return response;
+  }
+
+  std::vector<HttpRequest> requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+
+ private:
+  Handler handler_;
+  std::mutex mu_;
+  std::vector<HttpRequest> requests_;
+};
+
+ResolvedConfig LocalConfig() {
+  ResolvedConfig config;
+  config.endpoint = Endpoint{"http", "127.0.0.1", 9000};
+  config.custom_endpoint = true;
+  config.region = "us-east-1";
+  config.path_style = true;
+  config.sign_payload = true;
+  config.concurrency = 4;
+  return config;
+}
+
+RetryPolicy FastRetries() {
+  RetryPolicy policy;
+  policy.initial_backoff = std::chrono::milliseconds(1);
+  policy.max_backoff = std::chrono::milliseconds(2);
+  policy.max_attempts = 4;
+  return policy;
+}
+
+std::shared_ptr<S3Client> Client(std::shared_ptr<HttpTransport> transport, ResolvedConfig config = LocalConfig()) {
+  auto credentials = std::make_shared<StaticCredentialsProvider>(
+      Credentials{"AKIDTEST", "secret", "", std::nullopt}, "test");
+  return std::make_shared<S3Client>(config, "bucket", std::move(transport), credentials, FastRetries());
+}
+
+std::string RangeOf(const HttpRequest& request) { return request.headers.Get("range").value_or(""); }
+
+TEST(S3Client, PutObjectIsSignedAndCarriesChecksums) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.headers.Add("ETag", "\"abc\"");
+    return answer;
+  });
+  auto client = Client(transport);
+  auto etag = client->PutObject("dir/a b+c", "hello", {});
+  ASSERT_TRUE(etag.ok()) << etag.status().ToString();
+  EXPECT_EQ(*etag, "\"abc\"");
+  const HttpRequest request = transport->requests().at(0);
+  EXPECT_EQ(request.method, "PUT");
+  EXPECT_EQ(request.url, "http://127.0.0.1:9000/bucket/dir/a%20b%2Bc");
+  EXPECT_EQ(request.headers.Get("content-md5").value_or(""), Base64Encode(Md5("hello")));
+  EXPECT_EQ(request.headers.Get("x-amz-checksum-crc32c").value_or(""), crc32c::ToBase64(crc32c::Value("hello")));
+  EXPECT_EQ(request.headers.Get("x-amz-content-sha256").value_or(""), Sha256Hex("hello"));
+  const std::string authorization = request.headers.Get("Authorization").value_or("");
+  EXPECT_EQ(authorization.rfind("AWS4-HMAC-SHA256 Credential=AKIDTEST/", 0), 0u) << authorization;
+  EXPECT_NE(authorization.find("content-md5;content-type;host;x-amz-checksum-crc32c;x-amz-content-sha256;x-amz-date"),
+            std::string::npos)
+      << authorization;
+}
+
+TEST(S3Client, VirtualHostedAddressingAndAnonymousRequests) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.body = "<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>";
+    return answer;
+  });
+  ResolvedConfig config = LocalConfig();
+  config.endpoint = Endpoint{"https", "s3.us-east-1.amazonaws.com", 0};
+  config.path_style = false;
+  config.anonymous = true;
+  auto client = Client(transport, config);
+  ListOptions options;
+  options.prefix = "p/";
+  ASSERT_TRUE(client->ListObjectsV2(options).ok());
+  const HttpRequest request = transport->requests().at(0);
+  EXPECT_EQ(request.url, "https://bucket.s3.us-east-1.amazonaws.com/?list-type=2&max-keys=1000&prefix=p%2F");
+  EXPECT_FALSE(request.headers.Has("Authorization"));
+}
+
+TEST(S3Client, SlowDownIsRetriedAndAccessDeniedIsNot) {
+  int calls = 0;
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    if (++calls < 3) {
+      answer.status = 503;
+      answer.body = "<Error><Code>SlowDown</Code><Message></Message></Error>";
+    }
+    return answer;
+  });
+  EXPECT_TRUE(Client(transport)->DeleteObject("k").ok());
+  EXPECT_EQ(calls, 3);
+
+  int denied_calls = 0;
+  auto denied = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ++denied_calls;
+    ScriptedTransport::Answer answer;
+    answer.status = 403;
+    answer.body = "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>";
+    return answer;
+  });
+  Status status = Client(denied)->DeleteObject("k");
+  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(denied_calls, 1);
+}
+
+TEST(S3Client, BrokenGetResumesAtTheByteItReached) {
+  const std::string object = std::string(600, 'a') + std::string(400, 'b');
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest& request) {
+    ScriptedTransport::Answer answer;
+    answer.status = 206;
+    answer.headers.Add("Content-Range", "bytes x/1000");
+    if (RangeOf(request) == "bytes=0-999") {
+      answer.body = object.substr(0, 600);
+      answer.failure = UnavailableError("connection reset");
+    } else {
+      answer.body = object.substr(600);
+    }
+    return answer;
+  });
+  std::string buffer(1000, '\0');
+  GetOptions options;
+  options.if_match = "\"v1\"";
+  auto got = Client(transport)->GetObject("k", options, buffer);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->bytes, 1000u);
+  EXPECT_EQ(buffer, object);
+  auto requests = transport->requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(RangeOf(requests[1]), "bytes=600-999");
+  EXPECT_EQ(requests[1].headers.Get("if-match").value_or(""), "\"v1\"");  // same version
+}
+
+TEST(S3Client, ChangedObjectIsFailedPrecondition) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.status = 412;
+    answer.body = "<Error><Code>PreconditionFailed</Code></Error>";
+    return answer;
+  });
+  std::string buffer(10, '\0');
+  GetOptions options;
+  options.if_match = "\"old\"";
+  auto got = Client(transport)->GetObject("k", options, buffer);
+  EXPECT_EQ(got.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(got.status().message().find("changed"), std::string::npos) << got.status().ToString();
+}
+
+TEST(S3Client, CompleteMultipartUploadFailingInsideA200IsAnError) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.body = "<Error><Code>InvalidPart</Code><Message>part 2 is missing</Message></Error>";
+    return answer;
+  });
+  auto etag = Client(transport)->CompleteMultipartUpload("k", "upload", {{1, "\"a\""}}, false);
+  EXPECT_EQ(etag.status().code(), StatusCode::kInvalidArgument) << etag.status().ToString();
+  EXPECT_NE(etag.status().message().find("part 2 is missing"), std::string::npos);
+}
+
+TEST(S3Reader, WholeObjectReadIsCheckedAgainstTheServersCrc32c) {
+  const std::string object = "the bytes the server holds";
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.status = 206;
+    answer.headers.Add("Content-Range", "bytes 0-25/26");
+    answer.body = object;
+    answer.body[3] ^= 1;  // corrupted on the way
+    return answer;
+  });
+  ObjectInfo info;
+  info.key = "k";
+  info.size = object.size();
+  info.version = "\"v\"";
+  info.crc32c = crc32c::Value(object);
+  Executor executor(2);
+  auto reader = MakeS3Reader(Client(transport), info, executor);
+  std::string buffer(object.size(), '\0');
+  auto read = reader->ReadAt(0, buffer);
+  EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+}
+
+TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
+  std::string object(100, '\0');
+  for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('A' + i % 26);
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest& request) {
+    unsigned long first = 0, last = 0;
+    std::sscanf(RangeOf(request).c_str(), "bytes=%lu-%lu", &first, &last);
+    ScriptedTransport::Answer answer;
+    answer.status = 206;
+    answer.headers.Add("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/100");
+    answer.body = object.substr(first, last - first + 1);
+    return answer;
+  });
+  ResolvedConfig config = LocalConfig();
+  config.part_size = 16;  // tiny parts, only for this test
+  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, "", {}};
+  Executor executor(3);
+  auto reader = MakeS3Reader(Client(transport, config), info, executor);
+  std::string buffer(90, '\0');
+  auto read = reader->ReadAt(7, buffer);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, 90u);
+  EXPECT_EQ(buffer, object.substr(7, 90));
+  EXPECT_EQ(transport->requests().size(), 6u);  // ceil(90 / 16)
+  EXPECT_EQ(reader->ReadAt(101, buffer).status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(*reader->ReadAt(100, buffer), 0u);
+}
+
+}  // namespace
+}  // namespace spool::s3
