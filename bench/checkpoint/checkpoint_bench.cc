@@ -1,0 +1,148 @@
+// checkpoint_bench: the time a training loop is blocked by a checkpoint save,
+// SaveAsync (capture only) vs a synchronous Save (capture, upload, commit),
+// on the same checkpoint folder and store in the same run, alternating.
+//
+//   checkpoint_bench [--url URL] [--size 1GiB] [--files 20] [--rounds 5] [--work DIR]
+//
+// The default URL is a local-store folder under the work folder. For S3 set
+// the AWS_* environment (endpoint, keys) and pass --url s3://bucket/prefix.
+// Everything written is deleted at the end.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint_manager.h"
+#include "core/bytes.h"
+#include "spool/register_backends.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// A checkpoint-like folder: `files` files of mixed sizes adding up to `total`
+// bytes (a few large shards, several small index/metadata files).
+void MakeFolder(const fs::path& folder, uint64_t total, int files) {
+  fs::create_directories(folder);
+  std::vector<double> weights;
+  for (int i = 0; i < files; ++i) weights.push_back(i < 4 ? 8.0 + i : 1.0 / (1 + i));
+  double sum = 0;
+  for (double w : weights) sum += w;
+  std::mt19937_64 random(42);
+  std::vector<uint64_t> block(1 << 17);
+  for (int i = 0; i < files; ++i) {
+    uint64_t size = static_cast<uint64_t>(static_cast<double>(total) * weights[i] / sum);
+    std::ofstream out(folder / ("part-" + std::to_string(i) + ".bin"), std::ios::binary);
+    for (uint64_t written = 0; written < size;) {
+      for (auto& word : block) word = random();
+      uint64_t n = std::min<uint64_t>(size - written, block.size() * 8);
+      out.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(n));
+      written += n;
+    }
+  }
+}
+
+int Fail(const spool::Status& status) {
+  std::fprintf(stderr, "checkpoint_bench: %s\n", status.ToString().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string url;
+  uint64_t size = 1ull << 30;
+  int files = 20;
+  int rounds = 5;
+  fs::path work = fs::temp_directory_path() / "spool-checkpoint-bench";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--url") {
+      url = value;
+    } else if (flag == "--size") {
+      auto parsed = spool::ParseByteSize(value);
+      if (!parsed.ok()) return Fail(parsed.status());
+      size = *parsed;
+    } else if (flag == "--files") {
+      files = std::stoi(value);
+    } else if (flag == "--rounds") {
+      rounds = std::stoi(value);
+    } else if (flag == "--work") {
+      work = value;
+    } else {
+      std::fprintf(stderr, "usage: %s [--url URL] [--size 1GiB] [--files 20] [--rounds 5] [--work DIR]\n", argv[0]);
+      return 2;
+    }
+  }
+  spool::RegisterAllBackends();
+  fs::remove_all(work);
+  const fs::path source = work / "source";
+  MakeFolder(source, size, files);
+  if (url.empty()) url = "file://" + (work / "store").string();
+
+  spool::CheckpointOptions options;
+  options.retention.keep_last = 2;  // bounds what the run leaves on the store
+  auto manager = spool::CheckpointManager::Open(url, options);
+  if (!manager.ok()) return Fail(manager.status());
+  // Start from an empty root.
+  if (auto pruned = (*manager)->Prune(0); !pruned.ok()) return Fail(pruned.status());
+
+  std::printf("checkpoint: %d files, %s, store %s\n", files, spool::FormatBytes(size).c_str(), url.c_str());
+  std::vector<double> sync_blocked, async_blocked, async_total, restore;
+  int64_t step = 1;
+  for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
+    auto source_now = spool::CheckpointSource::FromFolder(source);
+    if (!source_now.ok()) return Fail(source_now.status());
+
+    Clock::time_point start = Clock::now();
+    auto saved = (*manager)->Save(step++, *source_now);
+    if (!saved.ok()) return Fail(saved.status());
+    double sync = Seconds(Clock::now() - start);
+
+    start = Clock::now();
+    auto started = (*manager)->SaveAsync(step++, std::move(*source_now));
+    if (!started.ok()) return Fail(started.status());
+    double blocked = Seconds(Clock::now() - start);
+    auto waited = (*manager)->Wait();
+    if (!waited.ok()) return Fail(waited.status());
+    double total = Seconds(Clock::now() - start);
+
+    start = Clock::now();
+    auto restored = (*manager)->RestoreLatest(work / "restored");
+    if (!restored.ok()) return Fail(restored.status());
+    double restore_time = Seconds(Clock::now() - start);
+
+    std::printf("round %d%s: Save %.3f s | SaveAsync blocked %.4f s, done after %.3f s | Restore %.3f s\n", round,
+                round == 0 ? " (warm-up)" : "", sync, blocked, total, restore_time);
+    if (round == 0) continue;
+    sync_blocked.push_back(sync);
+    async_blocked.push_back(blocked);
+    async_total.push_back(total);
+    restore.push_back(restore_time);
+  }
+  const double gib = static_cast<double>(size) / (1 << 30);
+  std::printf("\nmedian of %d rounds:\n", rounds);
+  std::printf("  synchronous Save blocks   %8.4f s (%.2f GiB/s)\n", Median(sync_blocked), gib / Median(sync_blocked));
+  std::printf("  SaveAsync blocks          %8.4f s (upload finished after %.3f s)\n", Median(async_blocked),
+              Median(async_total));
+  std::printf("  ratio async/sync blocking %8.4f (goal <= 0.1)\n", Median(async_blocked) / Median(sync_blocked));
+  std::printf("  Restore                   %8.4f s (%.2f GiB/s)\n", Median(restore), gib / Median(restore));
+
+  if (auto pruned = (*manager)->Prune(0); !pruned.ok()) return Fail(pruned.status());
+  fs::remove_all(work);
+  return 0;
+}
