@@ -76,6 +76,7 @@ class CurlShare {
 // The state of one exchange, reached from curl's callbacks.
 struct Exchange {
   const HttpRequest* request = nullptr;
+  std::string_view what;  // "METHOD redacted-url", for messages
   ResponseSink* sink = nullptr;
   HttpResponse response;
   size_t body_offset = 0;          // next byte of request->body to send
@@ -104,7 +105,8 @@ size_t OnHeaderLine(char* data, size_t size, size_t count, void* user) {
   if (line.empty()) return length;
   size_t colon = line.find(':');
   if (colon == line.npos) return length;  // not a header (obsolete line folding)
-  exchange.response.headers.Add(std::string(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1))));
+  exchange.response.headers.Add(std::string(Trim(line.substr(0, colon))),
+                                std::string(Trim(line.substr(colon + 1))));
   return length;
 }
 
@@ -148,9 +150,11 @@ size_t OnReadBody(char* buffer, size_t size, size_t count, void* user) {
     return CURL_READFUNC_ABORT;
   }
   if (*n == 0 && sized) {
-    exchange.callback_error = DataLossError(
-        "request body ended after " + std::to_string(exchange.response.bytes_sent) + " of the " +
-        std::to_string(request.body_size) + " bytes announced");
+    exchange.callback_error =
+        DataLossError(std::string(exchange.what) + ": the request body ended after " +
+                      std::to_string(exchange.response.bytes_sent) + " of the " +
+                      std::to_string(request.body_size) +
+                      " bytes announced; was the source changed while it was being sent?");
     return CURL_READFUNC_ABORT;
   }
   exchange.response.bytes_sent += *n;
@@ -232,10 +236,13 @@ CURL* CurlTransport::NewHandle() const {
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(options_.low_speed_bytes));
-  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time.count()));
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
+                   static_cast<long>(options_.low_speed_time.count()));
   curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
   curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
-  if (!options_.ca_bundle.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+  if (!options_.ca_bundle.empty()) {
+    curl_easy_setopt(handle, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+  }
   curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, &OnHeaderLine);
   curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &OnBodyData);
   curl_easy_setopt(handle, CURLOPT_READFUNCTION, &OnReadBody);
@@ -281,10 +288,9 @@ Status CurlTransport::MapError(CURLcode code, const char* error_buffer, const st
       }
       if (total_timeout.count() > 0 && !StartsWith(detail, "Connection timed out") &&
           !StartsWith(detail, "Failed to connect")) {
-        return DeadlineExceededError(what + ": did not finish within the " +
-                                     std::to_string(total_timeout.count()) +
-                                     " ms timeout; raise the timeout or move less data per request (" +
-                                     detail + ")");
+        return DeadlineExceededError(
+            what + ": did not finish within the " + std::to_string(total_timeout.count()) +
+            " ms timeout; raise the timeout or move less data per request (" + detail + ")");
       }
       return DeadlineExceededError(what + ": timed out connecting to the server (" + detail + ")");
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -305,8 +311,10 @@ Status CurlTransport::MapError(CURLcode code, const char* error_buffer, const st
       return UnavailableError(what + ": TLS handshake failed (" + detail + ")");
     case CURLE_PEER_FAILED_VERIFICATION:
       return UnavailableError(
-          what + ": the server's TLS certificate was not trusted; pass the CA bundle that signed "
-                 "it (--ca-bundle or AWS_CA_BUNDLE) (" + detail + ")");
+          what +
+          ": the server's TLS certificate was not trusted; pass the CA bundle that signed "
+          "it (--ca-bundle or AWS_CA_BUNDLE) (" +
+          detail + ")");
     case CURLE_SSL_CACERT_BADFILE:
       return InvalidArgumentError(what + ": could not read the CA bundle '" + options_.ca_bundle +
                                   "'; check --ca-bundle / AWS_CA_BUNDLE (" + detail + ")");
@@ -361,6 +369,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
 
   Exchange exchange;
   exchange.request = &request;
+  exchange.what = what;
   exchange.sink = sink;
   CurlHeaderList headers(request.headers);
   char error_buffer[CURL_ERROR_SIZE] = {};
@@ -378,7 +387,8 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
     const int64_t size = request.body_source ? request.body_size : int64_t(request.body.size());
     curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
-    if (request.method != "PUT") curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    if (request.method != "PUT")
+      curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   } else if (request.method != "GET") {
     curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
@@ -415,14 +425,16 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
   }
 
   if (debug) {
-    const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    const std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
     char milliseconds[32];
     std::snprintf(milliseconds, sizeof(milliseconds), "%.1f", elapsed.count());
-    std::string outcome = status.ok() ? "HTTP " + std::to_string(exchange.response.status)
-                                      : status.ToString();
-    log::Debug("http", what + " -> " + outcome + ", " + std::to_string(exchange.response.bytes_sent) +
-                           " bytes sent, " + std::to_string(exchange.response.bytes_received) +
-                           " received, " + milliseconds + " ms");
+    std::string outcome =
+        status.ok() ? "HTTP " + std::to_string(exchange.response.status) : status.ToString();
+    log::Debug("http", what + " -> " + outcome + ", " +
+                           std::to_string(exchange.response.bytes_sent) + " bytes sent, " +
+                           std::to_string(exchange.response.bytes_received) + " received, " +
+                           milliseconds + " ms");
     if (status.ok()) LogHeaders("<", exchange.response.headers);
   }
   if (!status.ok()) return status;

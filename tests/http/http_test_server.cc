@@ -1,6 +1,7 @@
 #include "tests/http/http_test_server.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -9,8 +10,6 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 extern char** environ;
 
@@ -50,7 +49,8 @@ std::unique_ptr<HttpTestServer> HttpTestServer::Launch(const std::string& certif
   }
   argv.push_back(nullptr);
   pid_t pid = 0;
-  int error = posix_spawn(&pid, SPOOL_PYTHON3, &actions, nullptr, const_cast<char**>(argv.data()), environ);
+  int error =
+      posix_spawn(&pid, SPOOL_PYTHON3, &actions, nullptr, const_cast<char**>(argv.data()), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(to_server[0]);
   close(from_server[1]);
@@ -62,7 +62,8 @@ std::unique_ptr<HttpTestServer> HttpTestServer::Launch(const std::string& certif
   }
   int port = ReadPort(from_server[0]);
   close(from_server[0]);
-  std::unique_ptr<HttpTestServer> server(new HttpTestServer(pid, to_server[1], port, certificate_dir));
+  std::unique_ptr<HttpTestServer> server(
+      new HttpTestServer(pid, to_server[1], port, certificate_dir));
   if (port <= 0) {
     ADD_FAILURE() << SPOOL_HTTP_TEST_SERVER << " did not print its port";
     return nullptr;
@@ -79,7 +80,8 @@ HttpTestServer::~HttpTestServer() {
 
 std::string HttpTestServer::Url(std::string_view path_and_query) const {
   const char* scheme = certificate_dir_.empty() ? "http" : "https";
-  return std::string(scheme) + "://127.0.0.1:" + std::to_string(port_) + std::string(path_and_query);
+  return std::string(scheme) + "://127.0.0.1:" + std::to_string(port_) +
+         std::string(path_and_query);
 }
 
 std::string PatternContent(size_t n) {

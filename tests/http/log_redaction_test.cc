@@ -2,9 +2,8 @@
 // request carries (Authorization, session tokens, presigned-URL signatures)
 // reaches the log.
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -52,10 +51,12 @@ TEST(HttpLogTest, DebugLogNamesTheExchangeButNoSecret) {
   auto transport = MakeCurlTransport(HttpOptions{});
 
   HttpRequest request;
-  request.url = server->Url("/echo?X-Amz-Credential=AKIDQUERYSECRET&X-Amz-Signature=querysignaturesecret");
-  request.headers.Add("Authorization",
-                      "AWS4-HMAC-SHA256 Credential=AKIDHEADERSECRET/20260101/us-east-1/s3/aws4_request, "
-                      "SignedHeaders=host, Signature=headersignaturesecret");
+  request.url =
+      server->Url("/echo?X-Amz-Credential=AKIDQUERYSECRET&X-Amz-Signature=querysignaturesecret");
+  request.headers.Add(
+      "Authorization",
+      "AWS4-HMAC-SHA256 Credential=AKIDHEADERSECRET/20260101/us-east-1/s3/aws4_request, "
+      "SignedHeaders=host, Signature=headersignaturesecret");
   request.headers.Add("x-amz-security-token", "sessiontokensecret");
   request.headers.Add("X-Visible", "plainvalue");
   std::string echo;
@@ -78,8 +79,9 @@ TEST(HttpLogTest, DebugLogNamesTheExchangeButNoSecret) {
   EXPECT_NE(log_text.find("HTTP 200"), std::string::npos) << log_text;
   EXPECT_NE(log_text.find("Authorization"), std::string::npos) << log_text;
   EXPECT_NE(log_text.find("plainvalue"), std::string::npos) << log_text;
-  for (const char* secret : {"AKIDQUERYSECRET", "querysignaturesecret", "AKIDHEADERSECRET",
-                             "headersignaturesecret", "sessiontokensecret", "refusedsignaturesecret"}) {
+  for (const char* secret :
+       {"AKIDQUERYSECRET", "querysignaturesecret", "AKIDHEADERSECRET", "headersignaturesecret",
+        "sessiontokensecret", "refusedsignaturesecret"}) {
     EXPECT_EQ(log_text.find(secret), std::string::npos) << secret << " leaked into:\n" << log_text;
   }
   EXPECT_EQ(refused_response.status().code(), StatusCode::kUnavailable);
