@@ -387,8 +387,9 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
     const int64_t size = request.body_source ? request.body_size : int64_t(request.body.size());
     curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
-    if (request.method != "PUT")
+    if (request.method != "PUT") {
       curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
   } else if (request.method != "GET") {
     curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
