@@ -1,17 +1,61 @@
 // spool: move and inspect objects from the terminal.
+//
+// Exit codes: 0 success, 1 an operation failed (one line on stderr: "spool:
+// <what went wrong>"), 2 the command line was wrong (usage on stderr).
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <vector>
+
+#include "cli/commands/commands.h"
+#include "cli/global_options.h"
+#include "cli/output.h"
 #include "spool/register_backends.h"
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+void AddGlobalOptions(CLI::App& app, spool::cli::GlobalOptions& global) {
+  app.add_option("--endpoint-url", global.endpoint_url, "Service endpoint (MinIO, Ceph RGW, a GCS emulator, ...)");
+  app.add_option("--region", global.region, "S3 region");
+  app.add_option("--profile", global.profile, "Credentials profile (~/.aws/credentials)");
+  app.add_option("--ca-bundle", global.ca_bundle, "CA certificates to verify TLS with");
+  app.add_flag("--no-sign-request", global.no_sign_request, "Send requests anonymously");
+  app.add_flag("--path-style", global.path_style, "S3 path-style addressing (http://host/bucket/key)");
+  app.add_flag("-q,--quiet", global.quiet, "Print nothing but errors");
+  app.add_flag("--json", global.json, "Machine-readable output: one JSON object per line");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   spool::RegisterAllBackends();
-  CLI::App app{"spool: move training data and checkpoints between jobs and object storage"};
+  CLI::App app{"spool: move training data and checkpoints between jobs and object storage", "spool"};
   app.set_version_flag("--version", std::string("spool ") + SPOOL_VERSION_STRING);
-  app.require_subcommand(0, 1);
+  app.require_subcommand(1);
+  app.fallthrough();  // global flags may follow the subcommand too
+  spool::cli::GlobalOptions global;
+  AddGlobalOptions(app, global);
+  const std::vector<spool::cli::Command> commands = {
+      spool::cli::AddLsCommand(app, global), spool::cli::AddStatCommand(app, global),
+      spool::cli::AddCatCommand(app, global), spool::cli::AddCpCommand(app, global),
+      spool::cli::AddRmCommand(app, global)};
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : kExitUsage;
   }
-  return 0;
+  for (const spool::cli::Command& command : commands) {
+    if (!command.app->parsed()) continue;
+    spool::Status status = command.run();
+    if (std::fflush(stdout) != 0 && status.ok()) status = spool::UnavailableError("writing to standard output failed");
+    if (!status.ok()) {
+      spool::cli::PrintError(status);
+      return kExitError;
+    }
+    return 0;
+  }
+  return kExitUsage;
 }

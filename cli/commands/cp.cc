@@ -1,0 +1,263 @@
+// spool cp [-r] SRC... DST
+//
+// Any direction between any URLs and local paths; "-" is standard input (as
+// the only source) or standard output (as the destination). With -r each
+// source is a folder mirrored into DST: SRC/a/b lands at DST/a/b. Without
+// -r, a source lands at DST itself, or inside it when DST is a folder (it
+// ends with '/', is an existing local directory, or there are several
+// sources). Files are copied in parallel; a failed file is reported and the
+// others go on, and the command then exits 1.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/locations.h"
+#include "cli/output.h"
+#include "core/executor.h"
+#include "core/storage/transfer.h"
+
+namespace spool::cli {
+
+namespace {
+
+constexpr size_t kStreamChunk = 8 << 20;
+
+struct CpOptions {
+  std::vector<std::string> paths;  // sources, then the destination
+  bool recursive = false;
+};
+
+struct Side {
+  std::shared_ptr<ObjectStore> store;
+  std::string key;
+  bool local = false;
+
+  std::string Describe() const { return store->Describe(key); }
+  std::string Path() const { return "/" + key; }  // for local sides
+};
+
+Side SideOf(const StoreLocation& location, std::string key) {
+  return Side{location.store, std::move(key), IsLocal(location)};
+}
+
+// Copies one object the fastest way the two ends allow.
+Result<ObjectInfo> CopyOne(const Side& from, const Side& to) {
+  if (from.store == to.store && from.key == to.key) {
+    return InvalidArgumentError(from.Describe() + " and " + to.Describe() + " are the same object");
+  }
+  if (to.local) return DownloadFile(*from.store, from.key, to.Path());
+  if (from.local) return UploadFile(from.Path(), *to.store, to.key);
+  if (from.store == to.store) {
+    Result<ObjectInfo> copied = from.store->Copy(from.key, to.key);
+    if (copied.ok() || copied.status().code() != StatusCode::kUnimplemented) return copied;
+  }
+  return CopyObject(*from.store, from.key, *to.store, to.key);
+}
+
+// Runs copies in parallel on the shared executor, reporting each outcome.
+class CopyRunner {
+ public:
+  explicit CopyRunner(const GlobalOptions& global) : global_(global), group_(DefaultExecutor()) {}
+
+  void Submit(Side from, Side to) {
+    {
+      std::lock_guard lock(print_mu_);
+      ++started_;
+    }
+    group_.Submit([this, from = std::move(from), to = std::move(to)]() -> Status {
+      Result<ObjectInfo> copied = CopyOne(from, to);
+      std::lock_guard lock(print_mu_);
+      if (!copied.ok()) {
+        Fail(copied.status());
+      } else if (global_.json) {
+        PrintLine("{\"copied\":" + JsonString(from.Describe()) + ",\"to\":" + JsonString(to.Describe()) +
+                  ",\"size\":" + std::to_string(copied->size) + "}");
+      } else if (!global_.quiet) {
+        PrintLine("copied " + from.Describe() + " -> " + to.Describe());
+      }
+      return OkStatus();  // one failed file does not stop the others
+    });
+  }
+
+  // Records a failure that happened before any copy started.
+  void Reject(const Status& status) {
+    std::lock_guard lock(print_mu_);
+    ++started_;
+    Fail(status);
+  }
+
+  // OK, the one error there was, or a summary (each error was printed).
+  Status Finish() {
+    SPOOL_RETURN_IF_ERROR(group_.Wait());
+    std::lock_guard lock(print_mu_);
+    if (failed_ <= 1) return first_error_;
+    return Status(first_error_.code(), std::to_string(failed_) + " of " + std::to_string(started_) + " copies failed");
+  }
+
+ private:
+  // A single error is left for the caller to print; from the second on,
+  // each is printed as it happens. Called with print_mu_ held.
+  void Fail(const Status& status) {
+    ++failed_;
+    if (failed_ == 1) {
+      first_error_ = status;
+      return;
+    }
+    if (failed_ == 2) PrintError(first_error_);
+    PrintError(status);
+  }
+
+  const GlobalOptions& global_;
+  std::mutex print_mu_;
+  size_t started_ = 0;  // guarded by print_mu_, like the two below
+  size_t failed_ = 0;
+  Status first_error_;
+  TaskGroup group_;  // last: waits for the tasks before the rest goes away
+};
+
+// Streams standard input into one object.
+Status CopyFromStdin(const Side& to) {
+  if (to.key.empty() || to.key.ends_with('/')) {
+    return InvalidArgumentError("give an object name, not a folder, to copy standard input to (" + to.Describe() + ")");
+  }
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer, to.store->OpenWrite(to.key));
+  std::string buffer(kStreamChunk, '\0');
+  for (;;) {
+    ssize_t n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return UnavailableError("reading standard input failed: " + std::string(std::strerror(errno)));
+    if (n == 0) break;
+    SPOOL_RETURN_IF_ERROR(writer->Append(std::string_view(buffer.data(), static_cast<size_t>(n))));
+  }
+  return writer->Close().status();
+}
+
+// Streams one object to standard output.
+Status CopyToStdout(const Side& from) {
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, from.store->OpenRead(from.key));
+  std::string buffer(std::min<uint64_t>(kStreamChunk * 4, object->info().size), '\0');
+  TransferOptions transfer;
+  transfer.part_size = kStreamChunk;
+  for (uint64_t offset = 0; offset < object->info().size;) {
+    SPOOL_ASSIGN_OR_RETURN(size_t n, ReadParallel(*object, offset, buffer, transfer));
+    if (n == 0) return DataLossError(from.Describe() + " ended at byte " + std::to_string(offset) + " before its size");
+    if (std::fwrite(buffer.data(), 1, n, stdout) != n) {
+      return UnavailableError("writing " + from.Describe() + " to standard output failed");
+    }
+    offset += n;
+  }
+  return OkStatus();
+}
+
+// Why `source` cannot be copied as one object, when it is not one.
+Status NotAnObject(ObjectStore& store, const std::string& key, const Status& stat_error) {
+  if (stat_error.code() != StatusCode::kNotFound) return stat_error;
+  if (key.empty() || IsNonEmptyFolder(store, key).value_or(false)) {
+    return InvalidArgumentError(store.Describe(key) + " is a folder; copy it with spool cp -r");
+  }
+  return stat_error;
+}
+
+// Queues the copy of every object below `source` into `destination`.
+Status MirrorFolder(const StoreLocation& source, const StoreLocation& destination, CopyRunner& runner) {
+  ObjectStore& store = *source.store;
+  size_t found = 0;
+  // A source that is itself an object is copied into the folder by name.
+  if (!source.key.empty() && !source.key.ends_with('/')) {
+    if (store.Stat(source.key).ok()) {
+      runner.Submit(SideOf(source, source.key), SideOf(destination, JoinKey(destination.key, BaseName(source.key))));
+      ++found;
+    }
+  }
+  ListOptions list;
+  list.prefix = FolderPrefix(source.key);
+  SPOOL_RETURN_IF_ERROR(ForEachPage(store, list, [&](const ListPage& page) {
+    for (const ObjectInfo& info : page.objects) {
+      ++found;
+      std::string relative = info.key.substr(list.prefix.size());
+      if (!IsSafeRelativeKey(relative)) {
+        runner.Reject(InvalidArgumentError("refusing to copy " + store.Describe(info.key) +
+                                           ": its name would leave the destination folder"));
+        continue;
+      }
+      runner.Submit(SideOf(source, info.key), SideOf(destination, JoinKey(destination.key, relative)));
+    }
+    return OkStatus();
+  }));
+  if (found == 0) return NotFoundError(store.Describe(source.key) + ": no such object or folder");
+  return OkStatus();
+}
+
+bool IsExistingLocalDirectory(const StoreLocation& location) {
+  std::error_code ignored;
+  return IsLocal(location) && std::filesystem::is_directory("/" + location.key, ignored);
+}
+
+Status RunCp(const CpOptions& options, const GlobalOptions& global) {
+  const std::vector<std::string> sources(options.paths.begin(), options.paths.end() - 1);
+  const std::string& target = options.paths.back();
+  const bool from_stdin = std::find(sources.begin(), sources.end(), "-") != sources.end();
+  if (from_stdin && (sources.size() > 1 || target == "-" || options.recursive)) {
+    return InvalidArgumentError("\"-\" (standard input) must be the only source, copied without -r to an object");
+  }
+  if (target == "-") {
+    if (options.recursive) return InvalidArgumentError("cannot copy folders (-r) to standard output");
+    for (const std::string& source : sources) {
+      SPOOL_ASSIGN_OR_RETURN(StoreLocation from, Open(source, global));
+      SPOOL_RETURN_IF_ERROR(CopyToStdout(SideOf(from, from.key)));
+    }
+    return OkStatus();
+  }
+
+  SPOOL_ASSIGN_OR_RETURN(StoreLocation destination, Open(target, global));
+  if (from_stdin) return CopyFromStdin(SideOf(destination, destination.key));
+  const bool into_folder = options.recursive || sources.size() > 1 || destination.key.empty() ||
+                           destination.key.ends_with('/') || IsExistingLocalDirectory(destination);
+  CopyRunner runner(global);
+  for (const std::string& text : sources) {
+    Result<StoreLocation> source = Open(text, global);
+    if (!source.ok()) {
+      runner.Reject(source.status());
+      continue;
+    }
+    if (options.recursive) {
+      Status mirrored = MirrorFolder(*source, destination, runner);
+      if (!mirrored.ok()) runner.Reject(mirrored);
+      continue;
+    }
+    Result<ObjectInfo> info = source->store->Stat(source->key);
+    if (!info.ok()) {
+      runner.Reject(NotAnObject(*source->store, source->key, info.status()));
+      continue;
+    }
+    std::string to_key = into_folder ? JoinKey(destination.key, BaseName(source->key)) : destination.key;
+    runner.Submit(SideOf(*source, source->key), SideOf(destination, to_key));
+  }
+  return runner.Finish();
+}
+
+}  // namespace
+
+Command AddCpCommand(CLI::App& spool, const GlobalOptions& global) {
+  auto options = std::make_shared<CpOptions>();
+  CLI::App* app = spool.add_subcommand("cp", "Copy objects and files between any URLs and local paths");
+  app->add_option("paths", options->paths, "SRC... DST (\"-\" is standard input or output)")
+      ->required()
+      ->expected(2, CLI::detail::expected_max_vector_size);
+  app->add_flag("-r,--recursive", options->recursive, "Copy folders: SRC/a/b lands at DST/a/b");
+  app->footer(
+      "Examples:\n"
+      "  spool cp ./model.ckpt s3://my-bucket/ckpt/model.ckpt\n"
+      "  spool cp -r gs://my-bucket/dataset/ ./dataset/\n"
+      "  tar c logs | spool cp - s3://my-bucket/logs.tar");
+  return {app, [options, &global] { return RunCp(*options, global); }};
+}
+
+}  // namespace spool::cli
