@@ -1,0 +1,284 @@
+// Runs the built spool binary against local folders and checks its output,
+// exit codes and the files it leaves behind.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+void WriteFile(const fs::path& path, const std::string& content) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+// Every regular file below `root`, by relative path, with its content.
+std::map<std::string, std::string> Tree(const fs::path& root) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file()) files[fs::relative(entry.path(), root).string()] = ReadFile(entry.path());
+  }
+  return files;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+class SpoolCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "spool-cli-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = fs::canonical(pattern);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  // Runs spool with `args`, feeding `input` on standard input.
+  Outcome Spool(const std::vector<std::string>& args, const std::string& input = "") {
+    WriteFile(dir_ / ".io/in", input);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, (dir_ / ".io/in").c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, (dir_ / ".io/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / ".io/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    std::vector<std::string> argv_strings = {SPOOL_BINARY};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : argv_strings) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    Outcome run;
+    pid_t pid = 0;
+    int spawned = posix_spawn(&pid, SPOOL_BINARY, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(spawned, 0) << "cannot run " << SPOOL_BINARY;
+    if (spawned != 0) return run;
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = ReadFile(dir_ / ".io/out");
+    run.err = ReadFile(dir_ / ".io/err");
+    return run;
+  }
+
+  // A small tree with nested folders, an empty file, a name with a space
+  // and a file larger than one transfer part.
+  void MakeTree(const fs::path& root) {
+    WriteFile(root / "a.txt", "alpha\n");
+    WriteFile(root / "empty", "");
+    WriteFile(root / "with space.txt", "spaced");
+    WriteFile(root / "sub/b.txt", "beta");
+    WriteFile(root / "sub/deeper/c.bin", std::string(20 << 20, 'c') + "end");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(SpoolCli, PrintsItsVersion) {
+  Outcome run = Spool({"--version"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_TRUE(run.out.starts_with("spool ")) << run.out;
+}
+
+TEST_F(SpoolCli, CopiesATreeBothWaysByteForByte) {
+  MakeTree(dir_ / "src");
+  Outcome out = Spool({"cp", "-r", (dir_ / "src").string(), (dir_ / "copy").string()});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(Lines(out.out).size(), 5u) << out.out;
+  EXPECT_EQ(Tree(dir_ / "copy"), Tree(dir_ / "src"));
+
+  // Back again through file:// URLs, into a folder that does not exist yet.
+  Outcome back = Spool({"--quiet", "cp", "-r", "file://" + (dir_ / "copy").string() + "/",
+                    "file://" + (dir_ / "back/nested").string()});
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(back.out, "");
+  EXPECT_EQ(Tree(dir_ / "back/nested"), Tree(dir_ / "src"));
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "back")) {
+    EXPECT_EQ(entry.path().filename().string().find(".spool-tmp-"), std::string::npos) << entry.path();
+  }
+}
+
+TEST_F(SpoolCli, CopiesSingleFilesIntoFoldersAndThroughStdio) {
+  WriteFile(dir_ / "one.txt", "one");
+  WriteFile(dir_ / "two.txt", "two");
+  fs::create_directories(dir_ / "into");
+  Outcome into = Spool({"cp", (dir_ / "one.txt").string(), (dir_ / "two.txt").string(), (dir_ / "into").string()});
+  ASSERT_EQ(into.exit_code, 0) << into.err;
+  EXPECT_EQ(ReadFile(dir_ / "into/one.txt"), "one");
+  EXPECT_EQ(ReadFile(dir_ / "into/two.txt"), "two");
+
+  Outcome renamed = Spool({"cp", (dir_ / "one.txt").string(), (dir_ / "renamed.txt").string()});
+  ASSERT_EQ(renamed.exit_code, 0) << renamed.err;
+  EXPECT_EQ(ReadFile(dir_ / "renamed.txt"), "one");
+
+  Outcome from_stdin = Spool({"cp", "-", (dir_ / "stdin.txt").string()}, "from standard input");
+  ASSERT_EQ(from_stdin.exit_code, 0) << from_stdin.err;
+  EXPECT_EQ(ReadFile(dir_ / "stdin.txt"), "from standard input");
+
+  Outcome to_stdout = Spool({"cp", (dir_ / "stdin.txt").string(), "-"});
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out, "from standard input");
+}
+
+TEST_F(SpoolCli, CopyOfAFolderNeedsRecursive) {
+  MakeTree(dir_ / "src");
+  Outcome run = Spool({"cp", (dir_ / "src").string(), (dir_ / "dst").string()});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "spool: " + (dir_ / "src").string() + " is a folder; copy it with spool cp -r\n");
+  EXPECT_FALSE(fs::exists(dir_ / "dst"));
+}
+
+TEST_F(SpoolCli, ListsOneLevelOrRecursively) {
+  MakeTree(dir_ / "src");
+  const std::string src = (dir_ / "src").string();
+  Outcome level = Spool({"ls", src});
+  ASSERT_EQ(level.exit_code, 0) << level.err;
+  EXPECT_EQ(Lines(level.out), (std::vector<std::string>{src + "/a.txt", src + "/empty", src + "/sub/",
+                                                         src + "/with space.txt"}));
+
+  Outcome recursive = Spool({"ls", "-r", src + "/"});
+  ASSERT_EQ(recursive.exit_code, 0) << recursive.err;
+  EXPECT_EQ(Lines(recursive.out),
+            (std::vector<std::string>{src + "/a.txt", src + "/empty", src + "/sub/b.txt", src + "/sub/deeper/c.bin",
+                                      src + "/with space.txt"}));
+
+  Outcome long_human = Spool({"ls", "-r", "-l", "-h", src});
+  ASSERT_EQ(long_human.exit_code, 0) << long_human.err;
+  std::vector<std::string> lines = Lines(long_human.out);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_NE(lines[3].find("20.0 MiB"), std::string::npos) << lines[3];
+  EXPECT_TRUE(lines[3].ends_with(src + "/sub/deeper/c.bin")) << lines[3];
+
+  Outcome json = Spool({"ls", "--json", src});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  lines = Lines(json.out);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_TRUE(lines[0].starts_with("{\"url\":\"" + src + "/a.txt\"")) << lines[0];
+  EXPECT_NE(lines[0].find("\"size\":6"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[2].find("\"folder\":true"), std::string::npos) << lines[2];
+
+  Outcome one = Spool({"ls", src + "/a.txt"});
+  EXPECT_EQ(Lines(one.out), std::vector<std::string>{src + "/a.txt"});
+}
+
+TEST_F(SpoolCli, StatDescribesOneObject) {
+  WriteFile(dir_ / "f.txt", "123456");
+  Outcome run = Spool({"stat", (dir_ / "f.txt").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> lines = Lines(run.out);
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "url:      " + (dir_ / "f.txt").string());
+  EXPECT_EQ(lines[1], "size:     6 (6 B)");
+  EXPECT_TRUE(lines[2].starts_with("updated:  20")) << lines[2];
+
+  Outcome json = Spool({"stat", "--json", (dir_ / "f.txt").string()});
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_NE(json.out.find("\"size\":6"), std::string::npos) << json.out;
+
+  Outcome folder = Spool({"stat", dir_.string()});
+  EXPECT_EQ(folder.exit_code, 1);
+  EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
+}
+
+TEST_F(SpoolCli, CatPrintsRanges) {
+  const std::string path = (dir_ / "digits").string();
+  WriteFile(path, "0123456789");
+  EXPECT_EQ(Spool({"cat", path}).out, "0123456789");
+  EXPECT_EQ(Spool({"cat", path, "--range", "2-4"}).out, "234");
+  EXPECT_EQ(Spool({"cat", "--range", "7-", path}).out, "789");
+  EXPECT_EQ(Spool({"cat", "--range", "-3", path}).out, "789");
+  EXPECT_EQ(Spool({"cat", "--range", "5-100", path}).out, "56789");
+  EXPECT_EQ(Spool({"cat", "--range", "10-", path}).out, "");
+
+  Outcome past = Spool({"cat", "--range", "11-", path});
+  EXPECT_EQ(past.exit_code, 1);
+  EXPECT_EQ(past.err, "spool: --range 11-: " + path + " has only 10 bytes\n");
+
+  Outcome malformed = Spool({"cat", "--range", "x-y", path});
+  EXPECT_EQ(malformed.exit_code, 1);
+  EXPECT_TRUE(malformed.err.starts_with("spool: --range \"x-y\"")) << malformed.err;
+}
+
+TEST_F(SpoolCli, RemovesObjectsAndFolders) {
+  MakeTree(dir_ / "src");
+  Outcome one = Spool({"rm", (dir_ / "src/a.txt").string()});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "deleted " + (dir_ / "src/a.txt").string() + "\n");
+  EXPECT_FALSE(fs::exists(dir_ / "src/a.txt"));
+
+  Outcome folder_without_r = Spool({"rm", (dir_ / "src/sub").string()});
+  EXPECT_EQ(folder_without_r.exit_code, 1);
+  EXPECT_NE(folder_without_r.err.find("spool rm -r"), std::string::npos) << folder_without_r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "src/sub/b.txt"));
+
+  Outcome all = Spool({"rm", "-r", (dir_ / "src").string()});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(Lines(all.out).size(), 4u);
+  EXPECT_FALSE(fs::exists(dir_ / "src")) << "emptied folders go too";
+
+  Outcome root = Spool({"rm", "-r", "/"});
+  EXPECT_EQ(root.exit_code, 1);
+  EXPECT_NE(root.err.find("refusing"), std::string::npos) << root.err;
+}
+
+TEST_F(SpoolCli, MissingFilesAreNamedWithExitCodeOne) {
+  const std::string missing = (dir_ / "no-such-file").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"cat", missing}, {"stat", missing}, {"rm", missing},
+        {"cp", missing, (dir_ / "x").string()}, {"ls", missing}}) {
+    Outcome run = Spool(args);
+    EXPECT_EQ(run.exit_code, 1) << args[0];
+    EXPECT_TRUE(run.err.starts_with("spool: ")) << args[0] << ": " << run.err;
+    EXPECT_NE(run.err.find(missing), std::string::npos) << args[0] << ": " << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << "one line: " << run.err;
+  }
+}
+
+TEST_F(SpoolCli, BadUrlsAndUsageErrors) {
+  Outcome empty_bucket = Spool({"ls", "s3://"});
+  EXPECT_EQ(empty_bucket.exit_code, 1);
+  EXPECT_TRUE(empty_bucket.err.starts_with("spool: invalid URL \"s3://\"")) << empty_bucket.err;
+
+  Outcome unknown_scheme = Spool({"stat", "ftp://host/file"});
+  EXPECT_EQ(unknown_scheme.exit_code, 1);
+  EXPECT_NE(unknown_scheme.err.find("unknown scheme"), std::string::npos) << unknown_scheme.err;
+
+  EXPECT_EQ(Spool({}).exit_code, 2);
+  EXPECT_EQ(Spool({"ls", "--no-such-flag", dir_.string()}).exit_code, 2);
+  EXPECT_EQ(Spool({"cp", dir_.string()}).exit_code, 2);
+  EXPECT_EQ(Spool({"frobnicate"}).exit_code, 2);
+}
+
+}  // namespace
