@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -62,18 +63,26 @@ Result<ObjectInfo> CopyOne(const Side& from, const Side& to) {
 }
 
 // Runs copies in parallel on the shared executor, reporting each outcome.
+// Thread-safe except Submit (see there).
 class CopyRunner {
  public:
   explicit CopyRunner(const GlobalOptions& global) : global_(global), group_(DefaultExecutor()) {}
 
+  // Blocks while kCopiesInFlight copies are running. Bounding them bounds
+  // the nesting of TaskGroup waits (a waiting copy may run a queued one) and
+  // the budget their first buffers take. Call from one thread, not a task.
   void Submit(Side from, Side to) {
     {
-      std::lock_guard lock(print_mu_);
+      std::unique_lock lock(mu_);
+      slot_free_.wait(lock, [this] { return running_ < kCopiesInFlight; });
+      ++running_;
       ++started_;
     }
     group_.Submit([this, from = std::move(from), to = std::move(to)]() -> Status {
       Result<ObjectInfo> copied = CopyOne(from, to);
-      std::lock_guard lock(print_mu_);
+      std::lock_guard lock(mu_);
+      --running_;
+      slot_free_.notify_one();
       if (!copied.ok()) {
         Fail(copied.status());
       } else if (global_.json) {
@@ -88,7 +97,7 @@ class CopyRunner {
 
   // Records a failure that happened before any copy started.
   void Reject(const Status& status) {
-    std::lock_guard lock(print_mu_);
+    std::lock_guard lock(mu_);
     ++started_;
     Fail(status);
   }
@@ -96,14 +105,14 @@ class CopyRunner {
   // OK, the one error there was, or a summary (each error was printed).
   Status Finish() {
     SPOOL_RETURN_IF_ERROR(group_.Wait());
-    std::lock_guard lock(print_mu_);
+    std::lock_guard lock(mu_);
     if (failed_ <= 1) return first_error_;
     return Status(first_error_.code(), std::to_string(failed_) + " of " + std::to_string(started_) + " copies failed");
   }
 
  private:
   // A single error is left for the caller to print; from the second on,
-  // each is printed as it happens. Called with print_mu_ held.
+  // each is printed as it happens. Called with mu_ held.
   void Fail(const Status& status) {
     ++failed_;
     if (failed_ == 1) {
@@ -114,9 +123,13 @@ class CopyRunner {
     PrintError(status);
   }
 
+  static constexpr size_t kCopiesInFlight = 8;
+
   const GlobalOptions& global_;
-  std::mutex print_mu_;
-  size_t started_ = 0;  // guarded by print_mu_, like the two below
+  std::mutex mu_;
+  std::condition_variable slot_free_;
+  size_t running_ = 0;  // guarded by mu_, like the three below
+  size_t started_ = 0;
   size_t failed_ = 0;
   Status first_error_;
   TaskGroup group_;  // last: waits for the tasks before the rest goes away

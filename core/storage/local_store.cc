@@ -429,6 +429,9 @@ Result<std::unique_ptr<WritableObject>> LocalStore::OpenWrite(std::string_view k
   std::string dir = target.parent_path().string();
   std::error_code error;
   std::filesystem::create_directories(dir, error);
+  if (error == std::errc::file_exists || error == std::errc::not_a_directory) {
+    return FailedPreconditionError(dir + " cannot be created for " + path + ": a part of that path is a file");
+  }
   if (error) return ErrnoStatus(error.value(), dir, "create directory");
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {

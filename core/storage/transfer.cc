@@ -56,16 +56,22 @@ class BudgetHold {
   BudgetHold(const BudgetHold&) = delete;
   BudgetHold& operator=(const BudgetHold&) = delete;
 
-  // Reserves room for one more buffer of `bytes`; false if none is free.
+  // Reserves room for one more buffer of `bytes`: the first always (waiting
+  // for it), later ones only when free now. False when none was free.
   bool AddBuffer(uint64_t bytes) {
-    uint64_t taken = held_ == 0 ? budget_.Acquire(bytes) : budget_.TryAcquire(bytes);
+    uint64_t taken = buffers_ == 0 ? budget_.Acquire(bytes) : budget_.TryAcquire(bytes);
+    if (buffers_ > 0 && taken == 0) return false;
     held_ += taken;
-    return taken > 0;
+    ++buffers_;
+    return true;
   }
+
+  size_t buffers() const { return buffers_; }
 
  private:
   ByteBudget& budget_;
   uint64_t held_ = 0;
+  size_t buffers_ = 0;
 };
 
 // Fills `buffer` from `offset`, or fails with DataLoss if the object ends
@@ -193,7 +199,6 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
   const uint64_t part_size = PartSizeOf(options);
   const size_t concurrency = ConcurrencyOf(options);
   BudgetHold hold(BudgetOf(options));
-  size_t buffers = 0;               // buffers the budget holds room for
   std::vector<std::string> spares;  // buffers to reuse: fresh memory is slow
   std::deque<std::unique_ptr<Part>> in_flight;
   uint64_t next_offset = 0;
@@ -201,10 +206,7 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
 
   while (next_offset < info.size || !in_flight.empty()) {
     while (next_offset < info.size && in_flight.size() < concurrency) {
-      if (in_flight.size() == buffers) {
-        if (!hold.AddBuffer(part_size)) break;
-        ++buffers;
-      }
+      if (in_flight.size() == hold.buffers() && !hold.AddBuffer(part_size)) break;
       auto part = std::make_unique<Part>();
       part->offset = next_offset;
       if (!spares.empty()) {
