@@ -17,8 +17,8 @@ class S3RecordsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     RegisterAllBackends();
-    const char* bucket = std::getenv("SPOOL_S3_TEST_BUCKET");
-    ASSERT_NE(bucket, nullptr) << "run through ctest: the ceph_rgw fixture sets SPOOL_S3_TEST_BUCKET";
+    const char* bucket = std::getenv("SPOOL_RECORDS_S3_BUCKET");
+    ASSERT_NE(bucket, nullptr) << "run through ctest: its records_s3_bucket fixture creates the bucket";
     prefix_ = "records-test-" + std::to_string(getpid()) + "/";
     auto location = OpenLocation("s3://" + std::string(bucket) + "/" + prefix_);
     ASSERT_TRUE(location.ok()) << location.status().ToString();
@@ -32,7 +32,9 @@ class S3RecordsTest : public ::testing::Test {
     ASSERT_TRUE(listing.ok()) << listing.status().ToString();
     std::vector<std::string> keys;
     for (const auto& object : listing->objects) keys.push_back(object.key);
-    if (!keys.empty()) EXPECT_TRUE(store_->DeleteMany(keys).ok());
+    if (!keys.empty()) {
+      EXPECT_TRUE(store_->DeleteMany(keys).ok());
+    }
   }
 
   std::shared_ptr<ObjectStore> store_;
