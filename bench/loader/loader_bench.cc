@@ -1,0 +1,221 @@
+// loader_bench: DataLoader throughput for 100 KB records, reading the same
+// dataset from an S3 store (Ceph RGW) and from local disk in one run.
+//
+//   loader_bench --s3 s3://bucket/prefix --local /tmp/dir [--records 4096]
+//                [--record-bytes 102400] [--shards 16] [--budget 256MiB]
+//                [--passes 3] [--keep]
+//
+// The S3 endpoint and keys come from the AWS_* environment (see
+// bench/loader/run.sh). Each source is read `passes` times and the best
+// pass is reported, so a warm-up effect does not decide the ratio. Peak RSS
+// is measured per source: VmHWM is reset (/proc/self/clear_refs) before
+// each source's passes. Local reads come from the page cache after the
+// first pass (the dataset was just written), which is what a local-disk
+// baseline on a machine with enough memory looks like.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/storage/registry.h"
+#include "records/loader/data_loader.h"
+#include "records/sharded_writer.h"
+#include "spool/register_backends.h"
+
+namespace {
+
+struct Args {
+  std::string s3;
+  std::string local;
+  uint64_t records = 4096;
+  uint64_t record_bytes = 100 * 1024;
+  int shards = 16;
+  uint64_t budget = 256ull << 20;
+  int passes = 3;
+  bool keep = false;
+};
+
+[[noreturn]] void Usage(const char* why) {
+  std::fprintf(stderr,
+               "loader_bench: %s\nusage: loader_bench --s3 s3://bucket/prefix --local /dir [--records N] "
+               "[--record-bytes N] [--shards N] [--budget SIZE] [--passes N] [--keep]\n",
+               why);
+  std::exit(2);
+}
+
+Args Parse(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
+      return argv[++i];
+    };
+    if (flag == "--s3") args.s3 = value();
+    else if (flag == "--local") args.local = value();
+    else if (flag == "--records") args.records = std::stoull(value());
+    else if (flag == "--record-bytes") args.record_bytes = std::stoull(value());
+    else if (flag == "--shards") args.shards = std::stoi(value());
+    else if (flag == "--budget") {
+      auto bytes = spool::ParseByteSize(value());
+      if (!bytes.ok()) Usage(bytes.status().ToString().c_str());
+      args.budget = *bytes;
+    } else if (flag == "--passes") args.passes = std::stoi(value());
+    else if (flag == "--keep") args.keep = true;
+    else Usage(("unknown flag " + flag).c_str());
+  }
+  if (args.s3.empty() || args.local.empty()) Usage("--s3 and --local are required");
+  return args;
+}
+
+void Check(const spool::Status& status, const char* what) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "loader_bench: %s: %s\n", what, status.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+uint64_t ReadStatusKiB(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::strtoull(line.c_str() + std::string(field).size(), nullptr, 10);
+  }
+  return 0;
+}
+
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Writes the same records under `url` (a prefix) with the sharded writer.
+std::string WriteDataset(const Args& args, const std::string& url) {
+  auto location = spool::OpenLocation(url);
+  Check(location.status(), url.c_str());
+  spool::records::ShardedWriterOptions options;
+  options.num_shards = args.shards;
+  auto writer = spool::records::ShardedWriter::Open(*location->store, location->key, options);
+  Check(writer.status(), "open writer");
+  std::string record(args.record_bytes, '\0');
+  uint64_t x = 1;
+  for (uint64_t i = 0; i < args.records; ++i) {
+    for (size_t j = 0; j < record.size(); j += 8) {  // incompressible, distinct
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      std::memcpy(&record[j], &x, std::min<size_t>(8, record.size() - j));
+    }
+    Check((*writer)->Write(record), "write");
+  }
+  Check((*writer)->Close().status(), "close writer");
+  return url + ".manifest.json";
+}
+
+struct PassResult {
+  double seconds = 0;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t peak_buffered = 0;
+  double wait_seconds = 0;
+};
+
+PassResult ReadOnce(const Args& args, const std::string& manifest) {
+  spool::DataLoaderOptions options;
+  options.inputs = {manifest};
+  options.seed = 1;
+  options.shuffle_buffer = 256;
+  options.batch_size = 32;
+  options.interleave = 4;
+  options.memory_budget = args.budget;
+  options.read_ahead = 16ull << 20;
+  options.fetch_chunk = 2ull << 20;
+  const auto start = std::chrono::steady_clock::now();
+  auto loader = spool::DataLoader::Open(options);
+  Check(loader.status(), "open loader");
+  PassResult result;
+  while (true) {
+    auto batch = (*loader)->Next();
+    Check(batch.status(), "next");
+    if (!*batch) break;
+    for (const std::string& record : (*batch)->records) result.bytes += record.size();
+    result.records += (*batch)->records.size();
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto counters = (*loader)->Counters();
+  result.peak_buffered = counters.peak_buffered_bytes;
+  result.wait_seconds = counters.wait_seconds;
+  return result;
+}
+
+struct SourceResult {
+  PassResult best;
+  uint64_t peak_rss_kib = 0;
+};
+
+SourceResult Measure(const Args& args, const std::string& name, const std::string& manifest) {
+  ResetPeakRss();
+  SourceResult out;
+  for (int pass = 0; pass < args.passes; ++pass) {
+    PassResult r = ReadOnce(args, manifest);
+    if (r.records != args.records) {
+      std::fprintf(stderr, "loader_bench: %s delivered %llu records, expected %llu\n", name.c_str(),
+                   static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(args.records));
+      std::exit(1);
+    }
+    std::printf("  %-6s pass %d: %8.0f records/s %8.1f MB/s  (Next() waited %.2f s, peak buffered %s)\n",
+                name.c_str(), pass + 1, r.records / r.seconds, r.bytes / r.seconds / 1e6, r.wait_seconds,
+                spool::FormatBytes(r.peak_buffered).c_str());
+    if (out.best.seconds == 0 || r.seconds < out.best.seconds) out.best = r;
+  }
+  out.peak_rss_kib = ReadStatusKiB("VmHWM:");
+  return out;
+}
+
+void Cleanup(const std::string& prefix_url, const std::string& manifest) {
+  auto location = spool::OpenLocation(manifest);
+  if (!location.ok()) return;
+  spool::ListOptions list;
+  auto prefix = spool::OpenLocation(prefix_url);
+  if (!prefix.ok()) return;
+  list.prefix = prefix->key;
+  auto page = spool::ListAll(*location->store, list);
+  if (!page.ok()) return;
+  std::vector<std::string> keys;
+  for (const auto& object : page->objects) keys.push_back(object.key);
+  location->store->DeleteMany(keys).status().IgnoreError();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args = Parse(argc, argv);
+  spool::RegisterAllBackends();
+  const std::string s3_prefix = args.s3 + "/loader-bench";
+  const std::string local_prefix = args.local + "/loader-bench";
+  std::printf("dataset: %llu records of %s in %d shards (%s), memory budget %s\n",
+              static_cast<unsigned long long>(args.records), spool::FormatBytes(args.record_bytes).c_str(),
+              args.shards, spool::FormatBytes(args.records * args.record_bytes).c_str(),
+              spool::FormatBytes(args.budget).c_str());
+  const std::string s3_manifest = WriteDataset(args, s3_prefix);
+  const std::string local_manifest = WriteDataset(args, local_prefix);
+  const uint64_t rss_before_kib = ReadStatusKiB("VmRSS:");
+  SourceResult local = Measure(args, "local", local_manifest);
+  SourceResult s3 = Measure(args, "s3", s3_manifest);
+  auto line = [&](const char* name, const SourceResult& r) {
+    std::printf("%-6s %9.0f records/s %8.1f MB/s  peak RSS %s (budget %s + %s)\n", name,
+                r.best.records / r.best.seconds, r.best.bytes / r.best.seconds / 1e6,
+                spool::FormatBytes(r.peak_rss_kib * 1024).c_str(), spool::FormatBytes(args.budget).c_str(),
+                spool::FormatBytes(r.peak_rss_kib * 1024 > args.budget ? r.peak_rss_kib * 1024 - args.budget : 0)
+                    .c_str());
+  };
+  std::printf("\nRSS before reading: %s\n", spool::FormatBytes(rss_before_kib * 1024).c_str());
+  line("local", local);
+  line("s3", s3);
+  std::printf("ratio s3/local: %.2fx\n", (s3.best.records / s3.best.seconds) / (local.best.records / local.best.seconds));
+  if (!args.keep) {
+    Cleanup(s3_prefix, s3_manifest);
+    Cleanup(local_prefix, local_manifest);
+  }
+  return 0;
+}
