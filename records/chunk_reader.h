@@ -17,7 +17,7 @@
 // consumer needs it is fetched on the consumer's thread instead, so waiting
 // never depends on a free executor thread (no deadlock when the consumer is
 // itself an executor task). The destructor cancels queued fetches and waits
-// for running ones; the object must outlive the ChunkReader.
+// for running ones.
 #pragma once
 
 #include <cstdint>

@@ -28,7 +28,7 @@ void SkipBlanks(std::string_view& text) {
 
 Result<RecordIndex> RecordIndex::Parse(std::string_view text, std::string_view what,
                                        std::optional<uint64_t> file_size) {
-  const std::string advice = "; rebuild it with `spool records index`";
+  const std::string advice = "; rebuild it from its shard";
   std::vector<IndexEntry> entries;
   uint64_t expected_offset = 0;
   size_t line_number = 0;
