@@ -82,7 +82,8 @@ void ChunkReader::TopUp() {
   const size_t limit = options_.read_ahead == 0 ? 1 : max_in_flight_ - (current_ ? 1 : 0);
   while (in_flight_.size() < limit && issue_offset_ < end_) {
     const size_t before = in_flight_.size();
-    Issue(/*needed_now=*/in_flight_.empty());
+    // Only the chunk the consumer waits for may go beyond the budget.
+    Issue(/*needed_now=*/in_flight_.empty() && current_ == nullptr);
     if (in_flight_.size() == before) break;  // budget full
   }
 }

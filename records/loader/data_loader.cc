@@ -84,6 +84,10 @@ Result<std::optional<Batch>> DataLoader::Next() { return pipeline_->Next(); }
 LoaderState DataLoader::State() const { return pipeline_->State(); }
 
 Status DataLoader::Resume(const LoaderState& state) {
+  if (!options_.deterministic) {
+    return FailedPreconditionError("Resume needs deterministic mode: with deterministic = false the record "
+                                   "order depends on timing and cannot be replayed");
+  }
   const LoaderState here = State();
   if (state.seed != here.seed || state.worker != here.worker || state.workers != here.workers) {
     return InvalidArgumentError("loader state (seed " + std::to_string(state.seed) + ", worker " +
@@ -111,6 +115,9 @@ LoaderCounters DataLoader::Counters() const {
   }
   out.wait_seconds = static_cast<double>(c.wait_nanos.load()) / 1e9;
   out.object_bytes = c.object_bytes.load();
+  const RetryTotals retries = ProcessRetryTotals();
+  out.retries = retries.retries - c.retries_at_open.retries;
+  out.throttles = retries.throttles - c.retries_at_open.throttles;
   out.skipped_records = c.skipped_records.load();
   out.skipped_shards = c.skipped_shards.load();
   out.buffered_bytes = pipeline_ ? pipeline_->buffered_bytes() : 0;

@@ -79,6 +79,11 @@ struct LoaderCounters {
   double bytes_per_second = 0;
   double wait_seconds = 0;          // time Next() waited for data: the input-bound figure
   uint64_t object_bytes = 0;        // bytes read from the store (compressed, if so)
+  // Requests the stores' retry loop repeated since Open, and how many of
+  // those were throttling (429, 503, SlowDown). Process-wide: they include
+  // other users of spool in this process.
+  uint64_t retries = 0;
+  uint64_t throttles = 0;
   uint64_t skipped_records = 0;     // known records lost to bad shards (kSkip)
   uint64_t skipped_shards = 0;      // shards cut short (kSkip)
   uint64_t buffered_bytes = 0;      // held now: records, batches, read-ahead

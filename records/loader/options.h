@@ -57,6 +57,14 @@ struct DataLoaderOptions {
   int interleave = 4;              // shards read at once (cycle length)
   int interleave_block = 1;        // records taken from a shard per turn
 
+  // Deterministic (the default): records are taken from the open shards in
+  // a fixed turn, so the sequence never depends on timing, and Resume() is
+  // exact. false: when the shard whose turn it is has nothing ready, take
+  // from another open shard instead (faster when one shard stalls); every
+  // record is still delivered once per epoch, but the order varies from run
+  // to run and Resume() is refused (FailedPrecondition).
+  bool deterministic = true;
+
   // [order] BadShardPolicy::kSkip makes the delivered records depend on which
   // shards are bad; the skips are recorded in State() so resume matches.
   BadShardPolicy bad_shard_policy = BadShardPolicy::kFail;
@@ -69,7 +77,7 @@ struct DataLoaderOptions {
   // Bytes the loader may hold at once: fetched records, the shuffle buffer,
   // ready batches and the readers' read-ahead. Must hold the shuffle buffer.
   uint64_t memory_budget = 256ull << 20;
-  uint64_t read_ahead = 8ull << 20;   // per open shard: bytes read before needed
+  uint64_t read_ahead = 8ull << 20;   // per open shard: bytes read before needed (within a third of memory_budget)
   uint64_t fetch_chunk = 1ull << 20;  // bytes one fetch task decodes at a time
   int prefetch_batches = 4;           // ready batches kept queued
   int prefetch_shards = 1;            // shards opened before their turn

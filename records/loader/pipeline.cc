@@ -26,11 +26,16 @@ Pipeline::Pipeline(Config config)
     : config_(std::move(config)),
       options_(config_.options),
       executor_(options_.executor ? *options_.executor : DefaultExecutor()) {
+  // I/O buffers get a third of the budget, split evenly over the readers
+  // that may be open at once: each keeps up to reader_read_ahead_ bytes of
+  // ranged reads in flight (or as spare buffers), plus the chunk being
+  // consumed and one block of decompressed output.
   const uint64_t readers = static_cast<uint64_t>(std::max(options_.interleave, 1) + std::max(options_.prefetch_shards, 0));
-  reader_chunk_ = std::clamp<uint64_t>(options_.read_ahead / 2, 64 << 10, 4 << 20);
-  const uint64_t read_ahead = std::min(readers * options_.read_ahead, options_.memory_budget / 3);
-  read_ahead_budget_ = std::make_unique<ByteBudget>(std::max<uint64_t>(read_ahead, 1));
-  const uint64_t fixed = read_ahead + readers * reader_chunk_;
+  const uint64_t share = options_.memory_budget / 3 / readers;
+  reader_chunk_ = std::clamp<uint64_t>(std::min(options_.read_ahead / 4, share / 4), 64 << 10, 4 << 20);
+  reader_read_ahead_ = std::min(options_.read_ahead, share > 2 * reader_chunk_ ? share - 2 * reader_chunk_ : 0);
+  read_ahead_budget_ = std::make_unique<ByteBudget>(std::max<uint64_t>(readers * reader_read_ahead_, 1));
+  const uint64_t fixed = readers * (reader_read_ahead_ + 2 * reader_chunk_);
   capacity_ = options_.memory_budget > fixed ? options_.memory_budget - fixed : 0;
 }
 
@@ -126,7 +131,7 @@ void Pipeline::AccountLocked(int64_t delta) {
 }
 
 uint64_t Pipeline::buffered_bytes_locked() const {
-  return in_use_ + read_ahead_budget_->in_use() + static_cast<uint64_t>(open_readers_.load()) * reader_chunk_;
+  return in_use_ + read_ahead_budget_->in_use() + static_cast<uint64_t>(open_readers_.load()) * 2 * reader_chunk_;
 }
 
 uint64_t Pipeline::buffered_bytes() const {
@@ -159,6 +164,19 @@ void Pipeline::AssembleLocked() {
       return Pull::kEnded;
     }
     waiting_for_ = segment;
+    if (!options_.deterministic) {
+      // Sloppy mode: rather than wait, take from any open segment that has
+      // records ready (every record is still delivered exactly once).
+      for (size_t other : schedule_->Active()) {
+        auto found = streams_.find(other);
+        if (found == streams_.end() || found->second->queue.empty()) continue;
+        Stream& ready = *found->second;
+        ready.queued_bytes -= ready.queue.front().bytes;
+        shuffle.Push(std::move(ready.queue.front()));
+        ready.queue.pop_front();
+        return Pull::kTaken;
+      }
+    }
     return Pull::kWait;
   };
   while (!closed_ && error_.ok() && !finished_ && ready_.size() < static_cast<size_t>(std::max(options_.prefetch_batches, 1))) {
@@ -237,7 +255,8 @@ void Pipeline::AdmitFetchesLocked() {
 records::RecordReaderOptions Pipeline::ReaderOptions() const {
   records::RecordReaderOptions reader;
   reader.io.chunk_size = reader_chunk_;
-  reader.io.read_ahead = options_.read_ahead;
+  reader.io.read_ahead = reader_read_ahead_;
+  reader.inflate_block_size = reader_chunk_;
   reader.io.executor = &executor_;
   reader.io.budget = read_ahead_budget_.get();
   if (options_.bad_shard_policy == BadShardPolicy::kSkip) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/executor.h"
+#include "core/retry.h"
 #include "core/status.h"
 #include "records/loader/data_loader.h"
 #include "records/loader/inputs.h"
@@ -38,6 +39,7 @@ namespace spool::loader {
 // Counters that outlive a pipeline (a Resume starts a new one).
 struct CounterBlock {
   std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
+  RetryTotals retries_at_open = ProcessRetryTotals();
   std::atomic<uint64_t> records{0}, bytes{0}, object_bytes{0}, wait_nanos{0};
   std::atomic<uint64_t> skipped_records{0}, skipped_shards{0}, peak_buffered{0}, budget_overruns{0};
 };
@@ -125,7 +127,8 @@ class Pipeline : public std::enable_shared_from_this<Pipeline> {
   // Bytes read ahead by the shard readers; the rest of memory_budget is for
   // decoded records (capacity_).
   std::unique_ptr<ByteBudget> read_ahead_budget_;
-  uint64_t reader_chunk_ = 0;
+  uint64_t reader_chunk_ = 0;       // bytes per ranged read
+  uint64_t reader_read_ahead_ = 0;  // bytes in flight per reader
   uint64_t capacity_ = 0;
   std::atomic<int> open_readers_{0};  // readers that exist now (each may hold one chunk)
   std::atomic<bool> stopping_{false};  // Close() was called: fetch tasks return early
