@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <random>
 #include <string>
 #include <utility>
@@ -69,6 +70,13 @@ class PiecesSource : public BodySource {
   size_t offset_ = 0;
 };
 
+// A whole decimal number (no sign, no spaces); false otherwise.
+template <typename Int>
+bool ParseInteger(std::string_view text, Int* out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
@@ -94,7 +102,7 @@ class MediaSink : public ResponseSink {
   Status OnHeaders(int status, const HttpHeaders& headers) override {
     status_ = status;
     if (status == 200) skip_ = start_;  // the whole object came back
-    if (auto generation = headers.Get("x-goog-generation")) generation_ = std::stoll(*generation);
+    if (auto generation = headers.Get("x-goog-generation")) ParseInteger(*generation, &generation_);
     for (const auto& [name, value] : headers.entries()) {
       if (!EqualsIgnoreCase(name, "x-goog-hash")) continue;
       size_t pos = 0;
@@ -154,11 +162,11 @@ class MediaSink : public ResponseSink {
 Result<uint64_t> CommittedFromRange(const HttpResponse& response) {
   auto range = response.headers.Get("Range");
   if (!range) return uint64_t{0};
-  const size_t dash = range->find('-');
-  if (!range->starts_with("bytes=0-") || dash == std::string::npos) {
+  uint64_t last = 0;
+  if (!range->starts_with("bytes=0-") || !ParseInteger(std::string_view(*range).substr(8), &last)) {
     return InternalError("resumable upload answered with an unexpected Range: " + *range);
   }
-  return std::stoull(range->substr(dash + 1)) + 1;
+  return last + 1;
 }
 
 }  // namespace

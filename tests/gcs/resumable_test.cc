@@ -138,5 +138,22 @@ TEST(GcsResumable, ASavedStateThatDisagreesWithTheSessionIsRefused) {
   EXPECT_EQ(*ReadAll(*store, "k"), testing::Pattern(0, (512 << 10) + 100));
 }
 
+TEST(GcsResumable, AnAbortedUploadCancelsItsSessionForGood) {
+  auto store = OpenStore(UniqueName("resumable"));
+  ASSERT_NE(store, nullptr);
+  auto writer = store->OpenResumableWrite("cancelled");
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Append(testing::Pattern(0, 300 << 10)).ok());
+  const std::string session = (*writer)->session_uri();
+  (*writer)->Abort();  // DELETE on the session: the service answers 499
+  auto status = store->client().QueryUpload(session);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.status().code(), StatusCode::kFailedPrecondition);  // 410 Gone from now on
+  EXPECT_EQ(status.status().remote().http_status, 410);
+  auto resumed = store->ResumeWrite("cancelled", ResumableUploadState{session, 0, 0});
+  ASSERT_FALSE(resumed.ok());
+  EXPECT_EQ(store->Stat("cancelled").status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace spool::gcs
