@@ -30,8 +30,10 @@ inline uint64_t Load64(const uint8_t* p) {
 
 // The constant that shifts a register by `bits` bits of data with Shift():
 // clmul(a, b) of reflected values is a * b * x, and crc32 of those 64 bits
-// multiplies by x^32 once more, so b = x^(bits - 33).
-consteval uint64_t ShiftConstant(uint64_t bits) { return internal::XPowModPSlow(bits - 33); }
+// multiplies by x^32 once more, so b = x^(bits - 33). constexpr, not
+// consteval: clang 14 rejects a consteval call with a template-dependent
+// argument; the constexpr variables below still force compile-time evaluation.
+constexpr uint64_t ShiftConstant(uint64_t bits) { return internal::XPowModPSlow(bits - 33); }
 
 // reg * x^(bits) mod P, where `constant` = ShiftConstant(bits).
 inline uint64_t Shift(uint64_t reg, uint64_t constant) {
