@@ -100,8 +100,13 @@ spool::DataLoaderOptions LoaderOptions(const Args& args, const std::string& inpu
   options.epochs = training ? 0 : 1;  // training: as many epochs as --steps needs
   options.shuffle_shards = training;
   options.shuffle_buffer = training ? 512 : 0;
-  options.rank = 0;  // one process here; drop these two lines to read RANK/WORLD_SIZE/TF_CONFIG
-  options.world_size = 1;
+  if (!training) {  // every replica evaluates the whole held-out set
+    options.rank = 0;
+    options.world_size = 1;
+  }
+  // Training: rank and world size come from the launcher's environment
+  // (RANK/WORLD_SIZE, TF_CONFIG, OMPI_COMM_WORLD_*, JOB_COMPLETION_INDEX);
+  // without one this is rank 0 of 1.
   return options;
 }
 
@@ -207,7 +212,10 @@ Status Train(const Args& args) {
       loss_sum = 0;
       loss_steps = 0;
     }
-    if (manager->ShouldSave(progress.step) || progress.step == args.steps) {
+    // Replicas would all-reduce gradients in a real data-parallel job, so the
+    // models are equal and rank 0 alone saves (every rank restores).
+    const bool saves = loader->worker().rank == 0;
+    if (saves && (manager->ShouldSave(progress.step) || progress.step == args.steps)) {
       SPOOL_ASSIGN_OR_RETURN(spool::AsyncSaveStart start,
                              manager->SaveAsync(progress.step, Snapshot(model), Metadata(progress, *loader, last_loss)));
       SPOOL_RETURN_IF_ERROR(start.previous);
