@@ -85,7 +85,7 @@ Command AddCatCommand(CLI::App& spool, const GlobalOptions& global) {
   CLI::App* app = spool.add_subcommand("cat", "Write an object (or a byte range of it) to standard output");
   app->add_option("url", options->url, "The object's URL or path")->required();
   app->add_option("--range", options->range, "Bytes A-B (inclusive), A- or -N (the last N)");
-  app->footer("Example: spool cat --range 0-1023 s3://my-bucket/shards/train-00000-of-00016 | xxd | head");
+  app->footer("Example: spool cat --range 0-1023 s3://my-bucket/shards/train-00000-of-00016 | xxd | head\n");
   return {app, [options, &global] { return RunCat(*options, global); }};
 }
 

@@ -269,7 +269,7 @@ Command AddCpCommand(CLI::App& spool, const GlobalOptions& global) {
       "Examples:\n"
       "  spool cp ./model.ckpt s3://my-bucket/ckpt/model.ckpt\n"
       "  spool cp -r gs://my-bucket/dataset/ ./dataset/\n"
-      "  tar c logs | spool cp - s3://my-bucket/logs.tar");
+      "  tar c logs | spool cp - s3://my-bucket/logs.tar\n");
   return {app, [options, &global] { return RunCp(*options, global); }};
 }
 

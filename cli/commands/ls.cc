@@ -109,7 +109,7 @@ Command AddLsCommand(CLI::App& spool, const GlobalOptions& global) {
   app->add_flag("-r,--recursive", options->recursive, "List every object below the URL, not one level");
   app->add_flag("-l,--long", options->long_format, "Show each object's size and modification time");
   app->add_flag("-h,--human-readable", options->human, "With -l, sizes as 1.5 GiB instead of bytes");
-  app->footer("Example: spool ls -l -h s3://my-bucket/datasets/");
+  app->footer("Example: spool ls -l -h s3://my-bucket/datasets/\n");
   return {app, [options, &global] { return RunLs(*options, global); }};
 }
 

@@ -106,7 +106,7 @@ Command AddRmCommand(CLI::App& spool, const GlobalOptions& global) {
   CLI::App* app = spool.add_subcommand("rm", "Delete an object, or with -r everything under a folder");
   app->add_option("url", options->url, "The object's or folder's URL or path")->required();
   app->add_flag("-r,--recursive", options->recursive, "Delete every object under the URL");
-  app->footer("Example: spool rm -r s3://my-bucket/tmp/run-42/");
+  app->footer("Example: spool rm -r s3://my-bucket/tmp/run-42/\n");
   return {app, [options, &global] { return RunRm(*options, global); }};
 }
 

@@ -42,7 +42,7 @@ Command AddStatCommand(CLI::App& spool, const GlobalOptions& global) {
   auto url = std::make_shared<std::string>();
   CLI::App* app = spool.add_subcommand("stat", "Show one object's size, time, version and checksums");
   app->add_option("url", *url, "The object's URL or path")->required();
-  app->footer("Example: spool stat gs://my-bucket/shards/train-00000-of-00016");
+  app->footer("Example: spool stat gs://my-bucket/shards/train-00000-of-00016\n");
   return {app, [url, &global] { return RunStat(*url, global); }};
 }
 
