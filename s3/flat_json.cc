@@ -45,8 +45,13 @@ class Scanner {
         case 'f': out->push_back('\f'); break;
         case 'u': {
           if (pos_ + 4 > text_.size()) return false;
-          unsigned code = std::stoul(std::string(text_.substr(pos_, 4)), nullptr, 16);
-          pos_ += 4;
+          unsigned code = 0;
+          for (int i = 0; i < 4; ++i) {
+            const char h = text_[pos_++];
+            if (!std::isxdigit(static_cast<unsigned char>(h))) return false;
+            code = code * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0'
+                                                                                                : (h | 0x20) - 'a' + 10);
+          }
           if (code < 0x80) {
             out->push_back(static_cast<char>(code));
           } else if (code < 0x800) {

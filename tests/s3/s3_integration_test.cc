@@ -355,5 +355,23 @@ TEST(S3Store, ServerSideCopyKeepsTheBytes) {
   DeletePrefix(*store, prefix);
 }
 
+TEST(S3Client, UploadPartCopyAssemblesAnObjectFromRanges) {
+  auto store = OpenTestStore();
+  S3Client& client = store->client();
+  const std::string prefix = UniquePrefix("part-copy");
+  const std::string data = RandomBytes(6 * kMiB + 123, 6);
+  ASSERT_TRUE(WriteAll(*store, prefix + "from", data).ok());
+  auto upload_id = client.CreateMultipartUpload(prefix + "to", {});
+  ASSERT_TRUE(upload_id.ok()) << upload_id.status().ToString();
+  auto first = client.UploadPartCopy(prefix + "from", prefix + "to", *upload_id, 1, 0, 5 * kMiB - 1);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = client.UploadPartCopy(prefix + "from", prefix + "to", *upload_id, 2, 5 * kMiB, data.size() - 1);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  auto completed = client.CompleteMultipartUpload(prefix + "to", *upload_id, {{1, first->etag}, {2, second->etag}}, false);
+  ASSERT_TRUE(completed.ok()) << completed.status().ToString();
+  EXPECT_TRUE(ReadAll(*store, prefix + "to").value_or("") == data);
+  DeletePrefix(*store, prefix);
+}
+
 }  // namespace
 }  // namespace spool::s3
