@@ -102,6 +102,15 @@ class MediaSink : public ResponseSink {
   Status OnHeaders(int status, const HttpHeaders& headers) override {
     status_ = status;
     if (status == 200) skip_ = start_;  // the whole object came back
+    if (status == 206) {
+      // Never take bytes of another range for the ones asked for.
+      const std::string range = headers.Get("Content-Range").value_or("");
+      const std::string expected = "bytes " + std::to_string(start_) + "-";
+      if (!range.starts_with(expected)) {
+        return InternalError("asked for bytes from " + std::to_string(start_) + " but the service sent \"" +
+                             range + "\"");
+      }
+    }
     if (auto generation = headers.Get("x-goog-generation")) ParseInteger(*generation, &generation_);
     for (const auto& [name, value] : headers.entries()) {
       if (!EqualsIgnoreCase(name, "x-goog-hash")) continue;
@@ -280,7 +289,6 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
           if (!pinned && sink.generation() != 0) pinned = sink.generation();
           result.generation = sink.generation();
           result.crc32c = sink.crc32c();
-          result.whole_object = sink.status() == 200 && start == 0 && result.bytes == sink.delivered();
         }
         if (!response.ok()) return sink.enough() ? OkStatus() : response.status();
         if (response->ok()) return OkStatus();

@@ -66,7 +66,6 @@ struct ReadObjectResult {
   uint64_t bytes = 0;  // delivered to the callback
   int64_t generation = 0;
   std::optional<uint32_t> crc32c;  // x-goog-hash of the whole object
-  bool whole_object = false;       // the response was the whole object (200)
 };
 
 // Where a resumable session stands.

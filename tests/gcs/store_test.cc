@@ -153,6 +153,19 @@ TEST_F(GcsStoreTest, ServerErrorsAndDroppedDownloadsAreRetried) {
   EXPECT_TRUE(store_->List(ListOptions{}).ok());
 }
 
+TEST_F(GcsStoreTest, AStalledAnswerIsAbandonedAndRetried) {
+  GcsStoreOptions options;
+  options.http.low_speed_time = std::chrono::seconds(1);  // stall detection
+  options.retry.initial_backoff = std::chrono::milliseconds(10);
+  auto store = OpenStore(bucket_, options);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(WriteAll(*store, "slow", "x").ok());
+  ArmFault(R"({"kind":"stall","seconds":4,"count":1,"match":"/b/)" + bucket_ + R"(/o/slow"})");
+  auto info = store->Stat("slow");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->size, 1u);
+}
+
 TEST_F(GcsStoreTest, AnUnconditionalSmallWriteThatFailedIsRetriedSafely) {
   ArmFault(R"({"kind":"status","status":503,"count":1,"match":"/b/)" + bucket_ + R"(/o?uploadType=multipart"})");
   auto info = WriteAll(*store_, "retried", "payload");
