@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "checkpoint/parallel_for.h"
 #include "core/crc32c.h"
 #include "core/log.h"
 
@@ -72,26 +73,22 @@ Result<CheckpointManifest> CheckpointManager::ReadManifest(int64_t step) {
 Result<std::vector<CheckpointManifest>> CheckpointManager::List() {
   SPOOL_ASSIGN_OR_RETURN(std::vector<int64_t> steps, ListSteps());
   std::vector<std::optional<CheckpointManifest>> found(steps.size());
-  TaskGroup group(executor());
-  for (size_t i = 0; i < steps.size(); ++i) {
-    group.Submit([this, &steps, &found, i]() -> Status {
-      Result<CheckpointManifest> manifest = ReadManifest(steps[i]);
-      if (manifest.ok()) {
-        found[i] = std::move(*manifest);
-        return OkStatus();
-      }
-      if (manifest.status().code() == StatusCode::kNotFound) return OkStatus();  // partial: not a checkpoint
-      // A manifest that does not parse or lists unsafe paths: that step is
-      // broken (Restore reports why); the others are still listed.
-      if (manifest.status().code() == StatusCode::kDataLoss ||
-          manifest.status().code() == StatusCode::kInvalidArgument) {
-        log::Write(log::Level::kInfo, "checkpoint", "ignoring " + manifest.status().ToString());
-        return OkStatus();
-      }
-      return manifest.status();
-    });
-  }
-  SPOOL_RETURN_IF_ERROR(group.Wait());
+  SPOOL_RETURN_IF_ERROR(ParallelFor(executor(), steps.size(), options_.file_concurrency, [&](size_t i) -> Status {
+    Result<CheckpointManifest> manifest = ReadManifest(steps[i]);
+    if (manifest.ok()) {
+      found[i] = std::move(*manifest);
+      return OkStatus();
+    }
+    if (manifest.status().code() == StatusCode::kNotFound) return OkStatus();  // partial: not a checkpoint
+    // A manifest that does not parse or lists unsafe paths: that step is
+    // broken (Restore reports why); the others are still listed.
+    if (manifest.status().code() == StatusCode::kDataLoss ||
+        manifest.status().code() == StatusCode::kInvalidArgument) {
+      log::Write(log::Level::kInfo, "checkpoint", "ignoring " + manifest.status().ToString());
+      return OkStatus();
+    }
+    return manifest.status();
+  }));
   std::vector<CheckpointManifest> manifests;
   for (auto& manifest : found) {
     if (manifest) manifests.push_back(std::move(*manifest));
@@ -180,24 +177,21 @@ Status CheckpointManager::CheckFile(int64_t step, const CheckpointFile& file, ui
 Status CheckpointManager::Verify(int64_t step) {
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));
   const uint64_t chunk_size = std::max<uint64_t>(options_.chunk_size, 4096);
-  TaskGroup group(executor());
-  for (const CheckpointFile& file : manifest.files) {
-    group.Submit([this, step, &file, chunk_size]() -> Status {
-      SPOOL_ASSIGN_OR_RETURN(auto object, store_->OpenRead(layout_.FileKey(step, file.path)));
-      ByteBudget::Lease lease(&budget(), std::min<uint64_t>(chunk_size, std::max<uint64_t>(object->info().size, 1)));
-      std::unique_ptr<char[]> buffer(new char[lease.bytes()]);
-      uint64_t offset = 0;
-      uint32_t crc = 0;
-      while (offset < object->info().size) {
-        SPOOL_ASSIGN_OR_RETURN(size_t got, object->ReadAt(offset, std::span<char>(buffer.get(), lease.bytes())));
-        if (got == 0) break;
-        crc = crc32c::Extend(crc, buffer.get(), got);
-        offset += got;
-      }
-      return CheckFile(step, file, offset, crc, "holds");
-    });
-  }
-  return group.Wait();
+  return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
+    const CheckpointFile& file = manifest.files[i];
+    SPOOL_ASSIGN_OR_RETURN(auto object, store_->OpenRead(layout_.FileKey(step, file.path)));
+    ByteBudget::Lease lease(&budget(), std::min<uint64_t>(chunk_size, std::max<uint64_t>(object->info().size, 1)));
+    std::unique_ptr<char[]> buffer(new char[lease.bytes()]);
+    uint64_t offset = 0;
+    uint32_t crc = 0;
+    while (offset < object->info().size) {
+      SPOOL_ASSIGN_OR_RETURN(size_t got, object->ReadAt(offset, std::span<char>(buffer.get(), lease.bytes())));
+      if (got == 0) break;
+      crc = crc32c::Extend(crc, buffer.get(), got);
+      offset += got;
+    }
+    return CheckFile(step, file, offset, crc, "holds");
+  });
 }
 
 }  // namespace spool

@@ -73,6 +73,9 @@ struct CheckpointOptions {
 
   Executor* executor = nullptr;  // default: DefaultExecutor()
   ByteBudget* budget = nullptr;  // default: DefaultByteBudget()
+  // Files uploaded / downloaded at once; each moves its own parts in
+  // parallel inside the backend, on the same executor.
+  int file_concurrency = 4;
   uint64_t chunk_size = 8 << 20;  // bytes read and appended at a time on upload
   uint64_t download_part_size = 16 << 20;
   int download_concurrency = 4;  // ranged reads in flight per file on restore

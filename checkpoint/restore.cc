@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "checkpoint/parallel_for.h"
 #include "core/crc32c.h"
 #include "core/log.h"
 #include "core/storage/transfer.h"
@@ -171,27 +172,23 @@ Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const 
   transfer.budget = &budget();
   transfer.part_size = options_.download_part_size;
   transfer.concurrency = options_.download_concurrency;
-  TaskGroup group(executor());
-  for (const CheckpointFile& file : manifest.files) {
-    group.Submit([this, &manifest, &file, &temp, &transfer, &group]() -> Status {
-      if (group.cancelled()) return CancelledError("cancelled after another file failed");
-      const std::string key = layout_.FileKey(manifest.step, file.path);
-      const fs::path destination = temp / fs::path(file.path);
-      Result<ObjectInfo> info = DownloadFile(*store_, key, destination, transfer);
-      if (!info.ok()) {
-        return info.status().WithContext("checkpoint step " + std::to_string(manifest.step) + " file '" +
-                                         file.path + "'");
-      }
-      uint32_t crc = 0;
-      if (info->crc32c) {
-        crc = *info->crc32c;
-      } else {
-        SPOOL_ASSIGN_OR_RETURN(crc, LocalFileCrc32c(destination));
-      }
-      return CheckFile(manifest.step, file, info->size, crc, "downloaded");
-    });
-  }
-  return group.Wait();
+  return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
+    const CheckpointFile& file = manifest.files[i];
+    const std::string key = layout_.FileKey(manifest.step, file.path);
+    const fs::path destination = temp / fs::path(file.path);
+    Result<ObjectInfo> info = DownloadFile(*store_, key, destination, transfer);
+    if (!info.ok()) {
+      return info.status().WithContext("checkpoint step " + std::to_string(manifest.step) + " file '" + file.path +
+                                       "'");
+    }
+    uint32_t crc = 0;
+    if (info->crc32c) {
+      crc = *info->crc32c;
+    } else {
+      SPOOL_ASSIGN_OR_RETURN(crc, LocalFileCrc32c(destination));
+    }
+    return CheckFile(manifest.step, file, info->size, crc, "downloaded");
+  });
 }
 
 }  // namespace spool

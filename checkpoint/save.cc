@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "checkpoint/parallel_for.h"
 #include "core/crc32c.h"
 #include "core/log.h"
 
@@ -42,18 +43,10 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
 
   const auto& entries = source.entries();
   std::vector<CheckpointFile> files(entries.size());
-  Status uploaded;
-  {
-    TaskGroup group(executor());
-    for (size_t i = 0; i < entries.size(); ++i) {
-      group.Submit([this, step, &entries, &files, &group, i]() -> Status {
-        if (group.cancelled()) return CancelledError("cancelled after another file failed");
-        SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, entries[i]));
-        return OkStatus();
-      });
-    }
-    uploaded = group.Wait();
-  }
+  Status uploaded = ParallelFor(executor(), entries.size(), options_.file_concurrency, [&](size_t i) -> Status {
+    SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, entries[i]));
+    return OkStatus();
+  });
   if (!uploaded.ok()) {
     // No manifest was written, so the step does not exist; remove what did
     // arrive so the folder does not wait for Cleanup() (unless another writer
