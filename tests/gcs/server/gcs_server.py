@@ -762,7 +762,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with self.state.lock:
             names = sorted(bucket.objects)
             snapshot = dict(bucket.objects)
-        items, prefixes, last_entry = [], [], None
+        items, prefixes, last_entry, more = [], [], None, False
         for name in names:
             if not name.startswith(prefix) or name < start_offset or (end_offset and name >= end_offset):
                 continue
@@ -771,11 +771,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 cut = name.find(delimiter, len(prefix))
                 if cut >= 0:
                     entry = name[:cut + len(delimiter)]
-            if entry <= start_after or (start_after and entry == last_entry):
-                continue
-            if entry == last_entry:
-                continue  # a further key under the same common prefix
+            if entry <= start_after or entry == last_entry:
+                continue  # on an earlier page, or a further key under the same common prefix
             if len(items) + len(prefixes) == max_results:
+                more = True
                 break
             last_entry = entry
             if entry == name:
@@ -783,13 +782,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 prefixes.append(entry)
         document = {"kind": "storage#objects"}
-        more = False
-        if last_entry is not None:
-            for name in names:
-                if name > last_entry and name.startswith(prefix) and not name.startswith(last_entry) \
-                        and name >= start_offset and not (end_offset and name >= end_offset):
-                    more = True
-                    break
         if more:
             document["nextPageToken"] = base64.urlsafe_b64encode(last_entry.encode()).decode()
         if items:
