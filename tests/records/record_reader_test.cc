@@ -343,6 +343,35 @@ TEST_F(RecordReaderTest, DamagedCompressedStreamsAreDataLoss) {
   EXPECT_TRUE(skipping->stats().skipped_rest);
 }
 
+TEST_F(RecordReaderTest, ConcatenatedGzipMembersReadAsOneStreamWithBothEngines) {
+  std::mt19937_64 rng(21);
+  std::vector<std::string> first;
+  std::vector<std::string> second;
+  for (int i = 0; i < 30; ++i) first.push_back(testing::RandomBytes(rng, rng() % 5000));
+  for (int i = 0; i < 30; ++i) second.push_back(std::string(rng() % 5000, 'z'));
+  std::string joined;
+  for (const auto* part : {&first, &second}) {
+    auto writer = RecordWriter::Open(store_, "part.tfrecord.gz").value();
+    for (const auto& r : *part) SPOOL_ASSERT_OK(writer->Write(r));
+    ASSERT_TRUE(writer->Close().ok());
+    joined += ReadAll(store_, "part.tfrecord.gz").value();
+  }
+  ASSERT_TRUE(WriteAll(store_, "joined.tfrecord.gz", joined).ok());
+  std::vector<std::string> all = first;
+  all.insert(all.end(), second.begin(), second.end());
+  std::vector<Inflater::Engine> engines = {Inflater::Engine::kZlib};
+  if (Inflater::HasIsal()) engines.push_back(Inflater::Engine::kIsal);
+  for (Inflater::Engine engine : engines) {
+    RecordReaderOptions options;
+    options.inflate_engine = engine;
+    options.io.chunk_size = 4096;  // the member boundary falls inside a chunk
+    options.inflate_block_size = 4096;
+    auto reader = OpenOrDie("joined.tfrecord.gz", options);
+    EXPECT_EQ(ReadAllRecords(*reader), all);
+  }
+  EXPECT_EQ(Inflater::Create(Compression::kGzip, Inflater::Engine::kIsal).ok(), Inflater::HasIsal());
+}
+
 TEST_F(RecordReaderTest, AnAbortedOrAbandonedWriterLeavesNothing) {
   {
     auto writer = RecordWriter::Open(store_, "gone.tfrecord").value();
