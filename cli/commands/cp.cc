@@ -181,6 +181,11 @@ Status NotAnObject(ObjectStore& store, const std::string& key, const Status& sta
 // Queues the copy of every object below `source` into `destination`.
 Status MirrorFolder(const StoreLocation& source, const StoreLocation& destination, CopyRunner& runner) {
   ObjectStore& store = *source.store;
+  // Copying a folder into itself would list its own copies, without end.
+  if (source.store == destination.store && FolderPrefix(destination.key).starts_with(FolderPrefix(source.key))) {
+    return InvalidArgumentError("cannot copy " + store.Describe(source.key) + " into itself (" +
+                                store.Describe(destination.key) + ")");
+  }
   size_t found = 0;
   // A source that is itself an object is copied into the folder by name.
   if (!source.key.empty() && !source.key.ends_with('/')) {

@@ -160,6 +160,14 @@ TEST_F(SpoolCli, CopyOfAFolderNeedsRecursive) {
   EXPECT_FALSE(fs::exists(dir_ / "dst"));
 }
 
+TEST_F(SpoolCli, RefusesToCopyAFolderIntoItself) {
+  MakeTree(dir_ / "src");
+  Outcome run = Spool({"cp", "-r", (dir_ / "src").string(), (dir_ / "src/backup").string()});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("into itself"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(dir_ / "src/backup"));
+}
+
 TEST_F(SpoolCli, ListsOneLevelOrRecursively) {
   MakeTree(dir_ / "src");
   const std::string src = (dir_ / "src").string();
