@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -49,6 +50,15 @@ struct RetryEnvironment {
 };
 
 bool IsRetryable(const Status& status);
+
+// Totals over every Retry() loop in the process since it started: what a
+// data loader or a progress line reports as retries and throttles.
+// Thread-safe.
+struct RetryTotals {
+  uint64_t retries = 0;    // attempts repeated after a retryable failure
+  uint64_t throttles = 0;  // of those, after HTTP 429/503 or a SlowDown-style answer
+};
+RetryTotals ProcessRetryTotals();
 
 // The delay before attempt `failed_attempts + 1` (full jitter), given u in [0,1).
 std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int failed_attempts, double u);

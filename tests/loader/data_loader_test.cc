@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/retry.h"
 #include "core/storage/local_store.h"
 #include "core/storage/memory_store.h"
 #include "records/loader/data_loader.h"
@@ -155,6 +156,39 @@ TEST(DataLoaderWorkers, LocalWorkersSplitARank) {
   auto expected = dataset->records;
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(all, expected);
+}
+
+TEST(DataLoaderCounters, ReportRetriesAndThrottlesSinceOpen) {
+  MemoryStore store("loader-counters");
+  auto dataset = WriteDataset(store, DatasetSpec{"c/train", {4}});
+  ASSERT_TRUE(dataset.ok());
+  DataLoaderOptions options;
+  options.store = std::make_shared<MemoryStore>("loader-counters");
+  options.inputs = dataset->shard_keys;
+  auto loader = DataLoader::Open(options);
+  ASSERT_TRUE(loader.ok());
+  // Two failed attempts through the one retry loop: a 503, then a timeout.
+  RetryEnvironment env;
+  env.sleep = [](std::chrono::milliseconds) {};
+  int attempt = 0;
+  Status status = Retry(RetryPolicy{}, Idempotency::kIdempotent, "GET test", [&]() -> Status {
+    switch (attempt++) {
+      case 0: return UnavailableError("busy").WithRemote(RemoteError{503, "SlowDown", "id"});
+      case 1: return DeadlineExceededError("stalled");
+      default: return OkStatus();
+    }
+  }, env);
+  ASSERT_TRUE(status.ok());
+  LoaderCounters counters = (*loader)->Counters();
+  EXPECT_GE(counters.retries, 2u);
+  EXPECT_GE(counters.throttles, 1u);
+  std::vector<std::string> records;
+  ASSERT_TRUE(Drain(**loader, &records).ok());
+  counters = (*loader)->Counters();
+  EXPECT_EQ(counters.records, 4u);
+  EXPECT_EQ(counters.bytes, 4u * 64);
+  EXPECT_GT(counters.object_bytes, 0u);
+  EXPECT_EQ(counters.buffered_bytes, 0u);
 }
 
 }  // namespace

@@ -116,6 +116,25 @@ TEST_P(LoaderSuite, EachEpochDeliversEverythingOnceInANewOrder) {
   EXPECT_EQ((*loader)->Counters().records, 3 * dataset->records.size());
 }
 
+TEST_P(LoaderSuite, NonDeterministicModeStillDeliversEachRecordOnce) {
+  DatasetSpec spec{prefix_ + "/sloppy", kUneven};
+  auto dataset = WriteDataset(*store_, spec);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  std::vector<std::string> all;
+  for (int rank = 0; rank < 3; ++rank) {
+    DataLoaderOptions options = OptionsFor(store_, *dataset, InputMode::kList);
+    options.deterministic = false;
+    options.rank = rank;
+    options.world_size = 3;
+    std::vector<std::string> mine = ReadAllRecords(options);
+    all.insert(all.end(), mine.begin(), mine.end());
+    auto loader = DataLoader::Open(options);
+    ASSERT_TRUE(loader.ok());
+    EXPECT_EQ((*loader)->Resume((*loader)->State()).code(), StatusCode::kFailedPrecondition);
+  }
+  EXPECT_EQ(Sorted(all), Sorted(dataset->records));
+}
+
 TEST_P(LoaderSuite, DropRemainderDropsOnlyTheLastPartialBatch) {
   DatasetSpec spec{prefix_ + "/drop", {10, 3}};
   auto dataset = WriteDataset(*store_, spec);
