@@ -340,6 +340,9 @@ Status RecordReader::LoadIndexIfPresent() {
 }
 
 Status RecordReader::SeekToRecord(uint64_t index) {
+  // Already there (a fresh reader is at record 0): no index lookup needed.
+  if (next_index_ == index) return OkStatus();
+  if (index == 0) return SeekToOffset(0);
   SPOOL_RETURN_IF_ERROR(LoadIndexIfPresent());
   const auto past_end = [&](uint64_t count) {
     return OutOfRangeError("record " + std::to_string(index) + " is past the end of " + url_ + ", which has " +
