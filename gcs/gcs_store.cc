@@ -125,9 +125,12 @@ Result<std::unique_ptr<GcsWriter>> GcsStore::ResumeWrite(std::string_view key, c
 }
 
 Status GcsStore::Delete(std::string_view key) {
-  // A delete is retried only under ifGenerationMatch, so that a retry can
-  // never remove an object someone wrote after ours was deleted. If the key
-  // is replaced between the two steps, the newer object is deleted instead.
+  // One unconditional attempt first (the common case: one request). If its
+  // fate is unknown, retries go only under ifGenerationMatch of what is
+  // there now, so that no retry removes an object written after we looked.
+  Status first = client_->DeleteObject(options_.bucket, key, Preconditions{}, Idempotency::kNonIdempotent);
+  if (first.ok() || first.code() == StatusCode::kNotFound) return OkStatus();
+  if (!IsRetryable(first)) return first;
   for (int round = 0; round < 3; ++round) {
     auto current = client_->GetObject(options_.bucket, key);
     if (!current.ok()) {

@@ -201,6 +201,14 @@ TEST_F(GcsStoreTest, CopyRewritesInSeveralCalls) {
   EXPECT_EQ(store_->Copy("missing", "x").status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(GcsStoreTest, ADeleteWhoseAnswerWasLostIsRetriedUnderAPrecondition) {
+  ASSERT_TRUE(WriteAll(*store_, "gone", "x").ok());
+  ArmFault(R"({"kind":"status","status":503,"count":1,"method":"DELETE","match":"/b/)" + bucket_ + R"(/o/gone"})");
+  EXPECT_TRUE(store_->Delete("gone").ok());
+  EXPECT_EQ(store_->Stat("gone").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->Delete("gone").ok());  // deleting what is not there is fine
+}
+
 TEST_F(GcsStoreTest, DeleteManyInParallel) {
   std::vector<std::string> keys;
   for (int i = 0; i < 50; ++i) {
