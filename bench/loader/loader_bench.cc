@@ -3,7 +3,7 @@
 //
 //   loader_bench --s3 s3://bucket/prefix --local /tmp/dir [--records 4096]
 //                [--record-bytes 102400] [--shards 16] [--budget 256MiB]
-//                [--passes 3] [--keep]
+//                [--interleave 4] [--read-ahead 16MiB] [--passes 3] [--keep]
 //
 // The S3 endpoint and keys come from the AWS_* environment (see
 // bench/loader/run.sh). Each source is read `passes` times and the best
@@ -23,6 +23,7 @@
 
 #include "core/bytes.h"
 #include "core/storage/registry.h"
+#include "core/storage/transfer.h"
 #include "records/loader/data_loader.h"
 #include "records/sharded_writer.h"
 #include "spool/register_backends.h"
@@ -37,13 +38,16 @@ struct Args {
   int shards = 16;
   uint64_t budget = 256ull << 20;
   int passes = 3;
+  int interleave = 4;
+  uint64_t read_ahead = 16ull << 20;
   bool keep = false;
 };
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "loader_bench: %s\nusage: loader_bench --s3 s3://bucket/prefix --local /dir [--records N] "
-               "[--record-bytes N] [--shards N] [--budget SIZE] [--passes N] [--keep]\n",
+               "[--record-bytes N] [--shards N] [--budget SIZE] [--interleave N] [--read-ahead SIZE] [--passes N] "
+               "[--keep]\n",
                why);
   std::exit(2);
 }
@@ -65,7 +69,12 @@ Args Parse(int argc, char** argv) {
       auto bytes = spool::ParseByteSize(value());
       if (!bytes.ok()) Usage(bytes.status().ToString().c_str());
       args.budget = *bytes;
+    } else if (flag == "--read-ahead") {
+      auto bytes = spool::ParseByteSize(value());
+      if (!bytes.ok()) Usage(bytes.status().ToString().c_str());
+      args.read_ahead = *bytes;
     } else if (flag == "--passes") args.passes = std::stoi(value());
+    else if (flag == "--interleave") args.interleave = std::stoi(value());
     else if (flag == "--keep") args.keep = true;
     else Usage(("unknown flag " + flag).c_str());
   }
@@ -126,9 +135,9 @@ PassResult ReadOnce(const Args& args, const std::string& manifest) {
   options.seed = 1;
   options.shuffle_buffer = 256;
   options.batch_size = 32;
-  options.interleave = 4;
+  options.interleave = args.interleave;
   options.memory_budget = args.budget;
-  options.read_ahead = 16ull << 20;
+  options.read_ahead = args.read_ahead;
   options.fetch_chunk = 2ull << 20;
   const auto start = std::chrono::steady_clock::now();
   auto loader = spool::DataLoader::Open(options);
@@ -146,6 +155,31 @@ PassResult ReadOnce(const Args& args, const std::string& manifest) {
   result.peak_buffered = counters.peak_buffered_bytes;
   result.wait_seconds = counters.wait_seconds;
   return result;
+}
+
+// The store's own ceiling: every shard read whole with parallel ranged
+// reads (core ReadParallel), no record parsing, no loader.
+double RawMBps(const std::string& manifest) {
+  auto location = spool::OpenLocation(manifest);
+  Check(location.status(), manifest.c_str());
+  std::string folder = location->key.substr(0, location->key.rfind('/') + 1);
+  spool::ListOptions list;
+  list.prefix = folder;
+  auto page = spool::ListAll(*location->store, list);
+  Check(page.status(), "list");
+  std::vector<char> buffer;
+  uint64_t bytes = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& object : page->objects) {
+    if (!object.key.ends_with(".tfrecord")) continue;
+    auto readable = location->store->OpenRead(object.key);
+    Check(readable.status(), object.key.c_str());
+    buffer.resize(object.size);
+    auto read = spool::ReadParallel(**readable, 0, std::span<char>(buffer.data(), buffer.size()));
+    Check(read.status(), "read");
+    bytes += *read;
+  }
+  return bytes / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 1e6;
 }
 
 struct SourceResult {
@@ -193,10 +227,10 @@ int main(int argc, char** argv) {
   spool::RegisterAllBackends();
   const std::string s3_prefix = args.s3 + "/loader-bench";
   const std::string local_prefix = args.local + "/loader-bench";
-  std::printf("dataset: %llu records of %s in %d shards (%s), memory budget %s\n",
+  std::printf("dataset: %llu records of %s in %d shards (%s); memory budget %s, interleave %d, read-ahead %s\n",
               static_cast<unsigned long long>(args.records), spool::FormatBytes(args.record_bytes).c_str(),
               args.shards, spool::FormatBytes(args.records * args.record_bytes).c_str(),
-              spool::FormatBytes(args.budget).c_str());
+              spool::FormatBytes(args.budget).c_str(), args.interleave, spool::FormatBytes(args.read_ahead).c_str());
   const std::string s3_manifest = WriteDataset(args, s3_prefix);
   const std::string local_manifest = WriteDataset(args, local_prefix);
   const uint64_t rss_before_kib = ReadStatusKiB("VmRSS:");
@@ -212,6 +246,8 @@ int main(int argc, char** argv) {
   std::printf("\nRSS before reading: %s\n", spool::FormatBytes(rss_before_kib * 1024).c_str());
   line("local", local);
   line("s3", s3);
+  std::printf("raw whole-object reads (ReadParallel, no loader): local %.1f MB/s, s3 %.1f MB/s\n",
+              RawMBps(local_manifest), RawMBps(s3_manifest));
   std::printf("ratio s3/local: %.2fx\n", (s3.best.records / s3.best.seconds) / (local.best.records / local.best.seconds));
   if (!args.keep) {
     Cleanup(s3_prefix, s3_manifest);
