@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "core/crc32c.h"
+#include "core/log.h"
 #include "s3/crypto.h"
 #include "s3/errors.h"
 
@@ -51,27 +52,48 @@ S3Client::S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<Ht
       bucket_(std::move(bucket)),
       transport_(std::move(transport)),
       credentials_(std::move(credentials)),
-      retry_(retry) {}
+      retry_(retry),
+      location_{config_.region, config_.endpoint} {}
+
+S3Client::Location S3Client::CurrentLocation() const {
+  std::lock_guard lock(location_mu_);
+  return location_;
+}
+
+std::string S3Client::region() const { return CurrentLocation().region; }
+
+bool S3Client::FollowRegion(const HttpResponse& response, const Location& used) {
+  if (config_.custom_endpoint || (response.status != 301 && response.status != 400)) return false;
+  const std::string region = response.headers.Get("x-amz-bucket-region").value_or("");
+  if (region.empty() || region == used.region) return false;
+  std::lock_guard lock(location_mu_);
+  location_.region = region;
+  location_.endpoint.host = "s3." + region + ".amazonaws.com";
+  log::Write(log::Level::kInfo, "s3", "s3://" + bucket_ + " is in " + region + ", not " + used.region +
+                                          "; using " + location_.endpoint.ToString());
+  return true;
+}
 
 std::string S3Client::Describe(std::string_view key) const { return "s3://" + bucket_ + "/" + std::string(key); }
 
-void S3Client::Address(std::string_view key, std::string* host, std::string* path) const {
+void S3Client::Address(const Endpoint& endpoint, std::string_view key, std::string* host, std::string* path) const {
   const std::string encoded_key = UriEncode(key, false);
   if (config_.path_style) {
-    *host = config_.endpoint.HostHeader();
+    *host = endpoint.HostHeader();
     path->assign("/").append(UriEncode(bucket_, true));
     if (!key.empty()) path->append("/").append(encoded_key);
   } else {
-    Endpoint virtual_host = config_.endpoint;
+    Endpoint virtual_host = endpoint;
     virtual_host.host = bucket_ + "." + virtual_host.host;
     *host = virtual_host.HostHeader();
     path->assign("/").append(encoded_key);
   }
 }
 
-ErrorContext S3Client::Context(const Request& request, const std::string& access_key_id) const {
+ErrorContext S3Client::Context(const Request& request, const Endpoint& endpoint,
+                              const std::string& access_key_id) const {
   return ErrorContext{request.operation, request.key.empty() ? "s3://" + bucket_ : Describe(request.key),
-                      config_.endpoint.ToString(), access_key_id};
+                      endpoint.ToString(), access_key_id};
 }
 
 Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* sink) {
@@ -82,8 +104,9 @@ Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* si
     credentials = std::move(got).value();
   }
 
+  const Location location = CurrentLocation();
   std::string host, path;
-  Address(request.key, &host, &path);
+  Address(location.endpoint, request.key, &host, &path);
   SignableRequest signable{request.method, path, request.query, request.headers, ""};
   signable.headers.emplace_back("host", host);
   if (request.body.empty()) {
@@ -95,14 +118,14 @@ Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* si
 
   HttpRequest http;
   http.method = request.method;
-  std::string url = config_.endpoint.scheme + "://" + host + path;
+  std::string url = location.endpoint.scheme + "://" + host + path;
   std::string query = CanonicalQueryString(request.query);
   if (!query.empty()) url += "?" + query;
   http.url = std::move(url);
   http.body = request.body;
   if (!credentials.anonymous()) {
     std::string authorization =
-        SignHeaders(signable, credentials, SigningScope{config_.region, "s3"}, std::chrono::system_clock::now());
+        SignHeaders(signable, credentials, SigningScope{location.region, "s3"}, std::chrono::system_clock::now());
     http.headers.Add("Authorization", std::move(authorization));
   }
   for (const auto& [name, value] : signable.headers) {
@@ -110,7 +133,11 @@ Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* si
   }
 
   SPOOL_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(http, sink));
-  if (!response.ok()) return ErrorFromResponse(response, Context(request, credentials.access_key_id));
+  if (!response.ok()) {
+    // Once: after the switch the region matches what the server said.
+    if (FollowRegion(response, location)) return SendOnce(request, sink);
+    return ErrorFromResponse(response, Context(request, location.endpoint, credentials.access_key_id));
+  }
   return response;
 }
 
@@ -242,7 +269,7 @@ Result<std::string> S3Client::CompleteMultipartUpload(std::string_view key, cons
   // S3 may answer 200 and then report the failure in the body.
   if (auto error = ParseErrorDocument(body)) {
     return ErrorFromResponse(HttpResponse{error->code == "InternalError" ? 500 : 400, response.headers, "", 0, 0},
-                             body, ErrorContext{"CompleteMultipartUpload", Describe(key), config_.endpoint.ToString(), ""});
+                             body, ErrorContext{"CompleteMultipartUpload", Describe(key), CurrentLocation().endpoint.ToString(), ""});
   }
   SPOOL_ASSIGN_OR_RETURN(CompleteMultipartResult result, ParseCompleteMultipartUpload(body));
   return result.etag;
@@ -282,6 +309,18 @@ Status S3Client::DeleteObject(std::string_view key) {
   return Send(request, nullptr).status();
 }
 
+Status S3Client::CreateBucket() {
+  std::string xml;
+  const std::string region = CurrentLocation().region;
+  if (!region.empty() && region != "us-east-1") {
+    xml = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>" +
+          region + "</LocationConstraint></CreateBucketConfiguration>";
+  }
+  Request request{"CreateBucket", "PUT", "", {}, {}, xml};
+  if (!xml.empty()) request.headers.emplace_back("content-type", "application/xml");
+  return Send(request, nullptr).status();
+}
+
 Result<std::vector<DeleteObjectsError>> S3Client::DeleteObjects(const std::vector<std::string>& keys) {
   if (keys.size() > 1000) return InvalidArgumentError("DeleteObjects takes at most 1,000 keys per call");
   const std::string xml = BuildDeleteObjects(keys);
@@ -300,19 +339,20 @@ Result<CopyResult> S3Client::CopyObject(std::string_view from_key, std::string_v
   SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, &body));
   if (auto error = ParseErrorDocument(body)) {
     return ErrorFromResponse(HttpResponse{500, response.headers, "", 0, 0}, body,
-                             ErrorContext{"CopyObject", Describe(to_key), config_.endpoint.ToString(), ""});
+                             ErrorContext{"CopyObject", Describe(to_key), CurrentLocation().endpoint.ToString(), ""});
   }
   return ParseCopyResult(body);
 }
 
 Result<std::string> S3Client::PresignGet(std::string_view key, std::chrono::seconds expires) {
   SPOOL_ASSIGN_OR_RETURN(Credentials credentials, credentials_->Get());
+  const Location location = CurrentLocation();
   std::string host, path;
-  Address(key, &host, &path);
+  Address(location.endpoint, key, &host, &path);
   SignableRequest signable{"GET", path, {}, {{"host", host}}, ""};
-  std::string query = Presign(signable, credentials, SigningScope{config_.region, "s3"},
+  std::string query = Presign(signable, credentials, SigningScope{location.region, "s3"},
                               std::chrono::system_clock::now(), expires);
-  return config_.endpoint.scheme + "://" + host + path + "?" + query;
+  return location.endpoint.scheme + "://" + host + path + "?" + query;
 }
 
 }  // namespace spool::s3

@@ -6,10 +6,17 @@
 // Thread-safe: every method may be called from many threads at once. The
 // transport and credentials provider are shared and must outlive nothing:
 // the client holds them by shared_ptr.
+//
+// On AWS's own endpoints, an answer saying the bucket lives in another region
+// (301 PermanentRedirect or 400 AuthorizationHeaderMalformed with
+// x-amz-bucket-region) is followed once: the client switches to that region
+// for this and every later request. On custom endpoints the error names the
+// region instead.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -51,8 +58,12 @@ class S3Client {
            std::shared_ptr<CredentialsProvider> credentials, RetryPolicy retry = {});
 
   const std::string& bucket() const { return bucket_; }
+  // As resolved at construction (region() may have moved since).
   const ResolvedConfig& config() const { return config_; }
+  std::string region() const;
   std::string Describe(std::string_view key) const;  // "s3://bucket/key"
+  // Where requests get their credentials (for `spool whoami` / `doctor`).
+  const std::shared_ptr<CredentialsProvider>& credentials() const { return credentials_; }
 
   // Size, ETag (as version), Last-Modified, and the crc32c when the server
   // keeps a full-object one.
@@ -83,6 +94,11 @@ class S3Client {
   Result<std::vector<DeleteObjectsError>> DeleteObjects(const std::vector<std::string>& keys);
   Result<CopyResult> CopyObject(std::string_view from_key, std::string_view to_key);
 
+  // CreateBucket for this client's bucket, in its region (a
+  // LocationConstraint outside us-east-1). A bucket that exists already is
+  // AlreadyExists (BucketAlreadyOwnedByYou / BucketAlreadyExists).
+  Status CreateBucket();
+
   // A presigned GET URL for `key`, valid for `expires`.
   Result<std::string> PresignGet(std::string_view key, std::chrono::seconds expires);
 
@@ -91,15 +107,27 @@ class S3Client {
   Result<HttpResponse> SendOnce(const Request& request, ResponseSink* sink);
   // Retried exchange whose 2xx body (if any) is collected into `body`.
   Result<HttpResponse> Send(const Request& request, std::string* body);
-  // Host, path and base URL (without query) for `key` ("" for the bucket).
-  void Address(std::string_view key, std::string* host, std::string* path) const;
-  ErrorContext Context(const Request& request, const std::string& access_key_id) const;
+  // Where requests go: the configured region and endpoint, until a
+  // wrong-region answer moves them.
+  struct Location {
+    std::string region;
+    Endpoint endpoint;
+  };
+  Location CurrentLocation() const;
+  // Switches to the region a wrong-region answer names; false if there is
+  // nothing to follow.
+  bool FollowRegion(const HttpResponse& response, const Location& used);
+  // Host and path for `key` ("" for the bucket).
+  void Address(const Endpoint& endpoint, std::string_view key, std::string* host, std::string* path) const;
+  ErrorContext Context(const Request& request, const Endpoint& endpoint, const std::string& access_key_id) const;
 
   const ResolvedConfig config_;
   const std::string bucket_;
   const std::shared_ptr<HttpTransport> transport_;
   const std::shared_ptr<CredentialsProvider> credentials_;
   const RetryPolicy retry_;
+  mutable std::mutex location_mu_;
+  Location location_;
 };
 
 }  // namespace spool::s3

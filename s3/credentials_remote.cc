@@ -1,8 +1,10 @@
 // Credentials fetched over HTTP: STS AssumeRoleWithWebIdentity, the container
 // credentials endpoint and EC2 instance metadata (IMDSv2).
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "core/retry.h"
 #include "s3/config.h"
 #include "s3/credential_providers.h"
 #include "s3/flat_json.h"
@@ -47,6 +49,36 @@ Status HttpFailure(const std::string& source, const HttpResponse& response) {
                 source + " answered HTTP " + std::to_string(response.status) + ": " +
                     response.error_body.substr(0, 200));
   return status;
+}
+
+// One exchange with a credential endpoint, retried on connection errors and
+// 5xx answers (the answer of the last attempt is returned as is).
+Result<HttpResponse> SendWithRetries(HttpTransport& http, const HttpRequest& request, std::string* body,
+                                     const std::string& source) {
+  RetryPolicy policy;
+  policy.max_attempts = 3;
+  std::optional<HttpResponse> last;
+  Status status = Retry(policy, Idempotency::kIdempotent, source, [&]() -> Status {
+    body->clear();
+    last.reset();
+    StringSink sink(body);
+    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, http.Send(request, &sink));
+    const bool server_error = response.status >= 500;
+    last = std::move(response);
+    return server_error ? UnavailableError(source + " answered HTTP " + std::to_string(last->status)) : OkStatus();
+  });
+  if (last && (status.ok() || status.code() == StatusCode::kUnavailable)) return std::move(*last);
+  return status;
+}
+
+// The container endpoint may be plain http only on this machine or on the
+// addresses ECS and EKS Pod Identity use, as the AWS SDKs require.
+bool AllowedContainerEndpoint(const Endpoint& endpoint) {
+  if (endpoint.scheme == "https") return true;
+  for (const char* host : {"127.0.0.1", "localhost", "[::1]", "169.254.170.2", "169.254.170.23", "[fd00:ec2::23]"}) {
+    if (endpoint.host == host) return true;
+  }
+  return false;
 }
 
 std::string FormEncode(const KeyValues& fields) {
@@ -104,9 +136,8 @@ class WebIdentityProvider : public CredentialsProvider {
     request.headers.Add("Content-Type", "application/x-www-form-urlencoded");
     request.body = form;
     std::string body;
-    StringSink sink(&body);
     const std::string source = "STS AssumeRoleWithWebIdentity at " + parsed.ToString() + " for " + role_arn;
-    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, http_->Send(request, &sink));
+    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, SendWithRetries(*http_, request, &body, source));
     if (!response.ok()) {
       if (auto error = ParseStsError(response.error_body)) {
         StatusCode code = response.status >= 500 ? StatusCode::kUnavailable : StatusCode::kPermissionDenied;
@@ -138,6 +169,12 @@ class ContainerProvider : public CredentialsProvider {
       url = "http://169.254.170.2" + *relative;
     } else if (auto full = env_("AWS_CONTAINER_CREDENTIALS_FULL_URI")) {
       url = *full;
+      const size_t path = url.find('/', url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+      auto endpoint = ParseEndpoint(url.substr(0, path));
+      if (!endpoint.ok() || !AllowedContainerEndpoint(*endpoint)) {
+        return InvalidArgumentError("AWS_CONTAINER_CREDENTIALS_FULL_URI " + url +
+                                    " must be https, or http on a loopback or the ECS/EKS link-local address");
+      }
     } else {
       return NotFoundError("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/_FULL_URI are not set");
     }
@@ -152,9 +189,8 @@ class ContainerProvider : public CredentialsProvider {
     }
     const std::string source = "the container credentials endpoint " + url;
     std::string body;
-    StringSink sink(&body);
-    auto response = http_->Send(request, &sink);
-    if (!response.ok()) return response.status().WithContext(source);
+    auto response = SendWithRetries(*http_, request, &body, source);
+    if (!response.ok()) return response.status();
     if (!response->ok()) return HttpFailure(source, *response);
     return FromJson(body, source);
   }

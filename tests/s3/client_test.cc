@@ -131,6 +131,46 @@ TEST(S3Client, VirtualHostedAddressingAndAnonymousRequests) {
   EXPECT_FALSE(request.headers.Has("Authorization"));
 }
 
+TEST(S3Client, WrongRegionOnAwsIsFollowedOnce) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest& request) {
+    ScriptedTransport::Answer answer;
+    if (request.url.find("s3.us-east-1.amazonaws.com") != std::string::npos) {
+      answer.status = 301;
+      answer.headers.Add("x-amz-bucket-region", "eu-west-1");
+      answer.body = "<Error><Code>PermanentRedirect</Code><Message>use the right endpoint</Message></Error>";
+    }
+    return answer;
+  });
+  ResolvedConfig config = LocalConfig();
+  config.endpoint = Endpoint{"https", "s3.us-east-1.amazonaws.com", 0};
+  config.custom_endpoint = false;
+  config.path_style = false;
+  auto client = Client(transport, config);
+  ASSERT_TRUE(client->DeleteObject("k").ok());
+  ASSERT_TRUE(client->DeleteObject("k2").ok());
+  auto requests = transport->requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].url, "https://bucket.s3.eu-west-1.amazonaws.com/k");
+  EXPECT_NE(requests[1].headers.Get("Authorization").value_or("").find("/eu-west-1/s3/aws4_request"),
+            std::string::npos);
+  EXPECT_EQ(requests[2].url, "https://bucket.s3.eu-west-1.amazonaws.com/k2");  // remembered
+  EXPECT_EQ(client->region(), "eu-west-1");
+}
+
+TEST(S3Client, WrongRegionOnACustomEndpointIsReportedWithTheRegion) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.status = 301;
+    answer.headers.Add("x-amz-bucket-region", "eu-west-1");
+    answer.body = "<Error><Code>PermanentRedirect</Code></Error>";
+    return answer;
+  });
+  Status status = Client(transport)->DeleteObject("k");
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("eu-west-1"), std::string::npos) << status.ToString();
+  EXPECT_EQ(transport->requests().size(), 1u);
+}
+
 TEST(S3Client, SlowDownIsRetriedAndAccessDeniedIsNot) {
   int calls = 0;
   auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {

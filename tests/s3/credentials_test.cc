@@ -178,6 +178,10 @@ TEST_F(CredentialsTest, ContainerCredentialsWithAuthorizationTokenFile) {
   EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
 
   EXPECT_EQ(MakeContainerCredentials(FixedEnvironment(Empty()), http_)->Get().status().code(), StatusCode::kNotFound);
+
+  env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = "http://example.com/credentials";
+  EXPECT_EQ(MakeContainerCredentials(FixedEnvironment(env), http_)->Get().status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST_F(CredentialsTest, InstanceMetadataV2TokenThenRoleCredentials) {
