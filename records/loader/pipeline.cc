@@ -248,7 +248,9 @@ void Pipeline::AdmitFetchesLocked() {
     stream->fetching = true;
     ++fetches_in_flight_;
     AccountLocked(static_cast<int64_t>(chunk));
-    executor_.Submit([self = shared_from_this(), stream, chunk] { self->RunFetch(stream, chunk); });
+    // RunFetch takes the stream, so it (and its reader) is released before
+    // the task's hold on the pipeline.
+    executor_.Submit([self = shared_from_this(), stream, chunk]() mutable { self->RunFetch(std::move(stream), chunk); });
   }
 }
 

@@ -20,7 +20,9 @@ const char* Bucket() {
 }
 
 std::shared_ptr<ObjectStore> S3Store() {
-  RegisterAllBackends();
+  // Once: registering again would drop the registry's cached stores.
+  static const bool registered = (RegisterAllBackends(), true);
+  (void)registered;
   auto location = OpenLocation(std::string("s3://") + Bucket() + "/");
   EXPECT_TRUE(location.ok()) << location.status().ToString();
   return location.ok() ? location->store : nullptr;
