@@ -263,13 +263,14 @@ class Lister {
 
   // Visits the folder `folder_key` ("" or ending in '/'), keeping only names
   // that start with `name_prefix`. Returns false once the page is full.
-  Result<bool> Walk(const std::string& folder_key, std::string_view name_prefix, bool top) {
+  Result<bool> Walk(const std::string& folder_key, std::string_view name_prefix) {
     std::string dir_path = PathOf(folder_key);
     FileDescriptor dir_fd(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir_fd.get() < 0) {
       // A prefix whose folder does not exist simply matches nothing, and a
-      // folder removed while we walk has nothing left to list.
-      if (errno == ENOENT || errno == ENOTDIR || (!top && errno == EACCES)) return true;
+      // folder removed while we walk has nothing left to list. An unreadable
+      // folder is an error: a listing must not silently miss files.
+      if (errno == ENOENT || errno == ENOTDIR) return true;
       return ErrnoStatus(errno, dir_path, "list");
     }
     struct stat dir_stat;
@@ -334,7 +335,7 @@ class Lister {
         // Every key below starts with `key`: skip the folder when all of
         // them sort before the token.
         if (key < token && !std::string_view(token).starts_with(key)) continue;
-        SPOOL_ASSIGN_OR_RETURN(bool more, Walk(key, "", false));
+        SPOOL_ASSIGN_OR_RETURN(bool more, Walk(key, ""));
         if (!more) return false;
         continue;
       }
@@ -401,7 +402,7 @@ Result<ListPage> LocalStore::List(const ListOptions& options) {
   SPOOL_RETURN_IF_ERROR(CheckSegments(prefix, folder_part));
   Lister lister(options);
   std::string_view name_prefix = std::string_view(prefix).substr(folder_key.size());
-  SPOOL_RETURN_IF_ERROR(lister.Walk(folder_key, name_prefix, /*top=*/true).status());
+  SPOOL_RETURN_IF_ERROR(lister.Walk(folder_key, name_prefix).status());
   return lister.TakePage();
 }
 
