@@ -84,6 +84,82 @@ class StallingStore : public ObjectStore {
   bool released_ = false;
 };
 
+// A store where one object's reads fail for good after its first bytes: a
+// shard that stays unreadable after the store's own retries.
+class UnreadableShardStore : public ObjectStore {
+ public:
+  UnreadableShardStore(std::shared_ptr<ObjectStore> inner, std::string bad_key, uint64_t readable_bytes)
+      : inner_(std::move(inner)), bad_key_(std::move(bad_key)), readable_bytes_(readable_bytes) {}
+  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
+  Result<ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
+  Result<ListPage> List(const ListOptions& options) override { return inner_->List(options); }
+  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner_->OpenRead(key));
+    if (key != bad_key_) return object;
+    return std::unique_ptr<ReadableObject>(new Failing(std::move(object), Describe(key), readable_bytes_));
+  }
+  Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options) override {
+    return inner_->OpenWrite(key, options);
+  }
+  Status Delete(std::string_view key) override { return inner_->Delete(key); }
+
+ private:
+  class Failing : public ReadableObject {
+   public:
+    Failing(std::unique_ptr<ReadableObject> inner, std::string url, uint64_t readable)
+        : inner_(std::move(inner)), url_(std::move(url)), readable_(readable) {}
+    const ObjectInfo& info() const override { return inner_->info(); }
+    Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
+      if (offset + buffer.size() > readable_) {
+        return UnavailableError("GET " + url_ + " at offset " + std::to_string(offset) +
+                                ": gave up after 8 attempts: connection reset");
+      }
+      return inner_->ReadAt(offset, buffer);
+    }
+
+   private:
+    std::unique_ptr<ReadableObject> inner_;
+    std::string url_;
+    uint64_t readable_;
+  };
+
+  std::shared_ptr<ObjectStore> inner_;
+  std::string bad_key_;
+  uint64_t readable_bytes_;
+};
+
+TEST(DataLoaderFaults, UnreadableShardFailsOrIsSkippedByPolicy) {
+  MemoryStore::ClearBucket("loader-unreadable");
+  auto memory = std::make_shared<MemoryStore>("loader-unreadable");
+  auto dataset = WriteDataset(*memory, DatasetSpec{"u/train", {20, 20, 20}});
+  ASSERT_TRUE(dataset.ok());
+  auto store = std::make_shared<UnreadableShardStore>(memory, dataset->shard_keys[1], 0);
+  DataLoaderOptions options;
+  options.store = store;
+  options.inputs = dataset->shard_keys;
+  std::vector<std::string> records;
+  {
+    auto loader = DataLoader::Open(options);
+    ASSERT_TRUE(loader.ok());
+    Status status = Drain(**loader, &records);
+    EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
+    EXPECT_NE(status.message().find(memory->Describe(dataset->shard_keys[1])), std::string::npos)
+        << status.ToString();
+  }
+  options.bad_shard_policy = BadShardPolicy::kSkip;
+  auto loader = DataLoader::Open(options);
+  ASSERT_TRUE(loader.ok());
+  records.clear();
+  Status status = Drain(**loader, &records);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(records.size(), 40u);
+  EXPECT_EQ((*loader)->Counters().skipped_shards, 1u);
+  LoaderState state = (*loader)->State();
+  ASSERT_EQ(state.truncated.size(), 1u);
+  EXPECT_EQ(state.truncated[0].shard, 1u);
+  EXPECT_EQ(state.truncated[0].records, 0u);
+}
+
 TEST(DataLoaderClose, WakesAWaitingNextWhileReadsAreStalled) {
   auto memory = std::make_shared<MemoryStore>("loader-test-stall");
   auto dataset = WriteDataset(*memory, DatasetSpec{"stall/train", {50, 50}});
