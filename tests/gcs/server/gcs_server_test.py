@@ -59,13 +59,16 @@ class Rs256Test(unittest.TestCase):
             self.assertFalse(gcs_server.rs256_verify(n, e, b"header.claims", bytes(broken)))
 
 
-class ServerTest(unittest.TestCase):
+class ServerFixture(unittest.TestCase):
+    """Starts one server, with ARGS, for the test cases of a subclass."""
+    ARGS = []
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         port_file = os.path.join(cls.tmp.name, "port")
         cls.process = subprocess.Popen([sys.executable, os.path.join(HERE, "gcs_server.py"), "--port", "0",
-                                        "--port-file", port_file, "--rewrite-chunk", "1000"],
+                                        "--port-file", port_file, *cls.ARGS],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 20
         while not os.path.exists(port_file):
@@ -89,6 +92,10 @@ class ServerTest(unittest.TestCase):
         data = response.read()
         connection.close()
         return response.status, response.headers, data
+
+
+class ServerTest(ServerFixture):
+    ARGS = ["--rewrite-chunk", "1000"]
 
     def upload(self, name, data, query=""):
         status, _, body = self.call("POST", f"/upload/storage/v1/b/bkt/o?uploadType=media&name="
@@ -225,6 +232,20 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(status, 401)
         status, _, _ = self.call("GET", "/storage/v1/b/private-b/o", headers={"Authorization": "Bearer " + token})
         self.assertEqual(status, 200)
+
+
+class SessionExpiryTest(ServerFixture):
+    """A server whose upload sessions live half a second."""
+    ARGS = ["--session-ttl", "0.5"]
+
+    def test_expired_session_is_gone(self):
+        status, headers, _ = self.call("POST", "/upload/storage/v1/b/bkt/o?uploadType=resumable&name=late", b"")
+        session = urllib.parse.urlsplit(headers["Location"])
+        time.sleep(1)
+        status, _, body = self.call("PUT", session.path + "?" + session.query, b"x",
+                                    {"Content-Range": "bytes 0-0/1"})
+        self.assertEqual(status, 410)
+        self.assertEqual(json.loads(body)["error"]["code"], 410)
 
 
 if __name__ == "__main__":
