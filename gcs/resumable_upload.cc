@@ -105,7 +105,7 @@ void ResumableUpload::HandOver(size_t bytes) {
   chunk.reservation = std::move(fill_reservation_);
   crc_handed_ = crc32c::Extend(crc_handed_, chunk.data.data(), chunk.data.size());
   fill_begin_ += bytes;
-  WaitForPending(static_cast<size_t>(options_.chunks_in_flight) - 1);
+  WaitForPending(static_cast<size_t>(std::max(options_.chunks_in_flight, 1)) - 1);
   std::lock_guard lock(mu_);
   if (!error_.ok()) return;
   pending_.push_back(std::move(chunk));
