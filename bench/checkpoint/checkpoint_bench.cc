@@ -5,6 +5,7 @@
 // downloads the same folder with `aws s3 cp --recursive`, for the ratio.
 //
 //   checkpoint_bench [--url URL] [--size 1GiB] [--files 20] [--rounds 5] [--work DIR] [--aws 1]
+//                    [--file-concurrency N]
 //
 // The default URL is a local-store folder under the work folder. For S3 set
 // the AWS_* environment (endpoint, keys) and pass --url s3://bucket/prefix.
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   int files = 20;
   int rounds = 5;
   bool aws = false;
+  int file_concurrency = spool::CheckpointOptions().file_concurrency;
   fs::path work = fs::temp_directory_path() / "spool-checkpoint-bench";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
@@ -97,12 +99,15 @@ int main(int argc, char** argv) {
       files = std::stoi(value);
     } else if (flag == "--rounds") {
       rounds = std::stoi(value);
+    } else if (flag == "--file-concurrency") {
+      file_concurrency = std::stoi(value);
     } else if (flag == "--aws") {
       aws = value == "1";
     } else if (flag == "--work") {
       work = value;
     } else {
-      std::fprintf(stderr, "usage: %s [--url URL] [--size 1GiB] [--files 20] [--rounds 5] [--work DIR] [--aws 1]\n",
+      std::fprintf(stderr, "usage: %s [--url URL] [--size 1GiB] [--files 20] [--rounds 5] [--work DIR] [--aws 1]"
+                 " [--file-concurrency N]\n",
                    argv[0]);
       return 2;
     }
@@ -115,12 +120,14 @@ int main(int argc, char** argv) {
 
   spool::CheckpointOptions options;
   options.retention.keep_last = 2;  // bounds what the run leaves on the store
+  options.file_concurrency = file_concurrency;
   auto manager = spool::CheckpointManager::Open(url, options);
   if (!manager.ok()) return Fail(manager.status());
   // Start from an empty root.
   if (auto pruned = (*manager)->Prune(0); !pruned.ok()) return Fail(pruned.status());
 
-  std::printf("checkpoint: %d files, %s, store %s\n", files, spool::FormatBytes(size).c_str(), url.c_str());
+  std::printf("checkpoint: %d files, %s, store %s, %d files in flight\n", files, spool::FormatBytes(size).c_str(),
+              url.c_str(), file_concurrency);
   if (aws && url.rfind("s3://", 0) != 0) {
     std::fprintf(stderr, "checkpoint_bench: --aws needs an s3:// URL\n");
     return 2;

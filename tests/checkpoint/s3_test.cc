@@ -169,7 +169,7 @@ TEST_F(CheckpointS3Test, LatestIsAlwaysACommittedStepWhenTheSaverIsKilled) {
   config.work_folder = scratch_.path() / "work";
   fs::create_directories(config.work_folder);
   config.runs = 30;
-  config.max_kill_delay_ms = 600;
+  config.max_kill_delay_ms = 1500;  // a step takes longer on S3 than on local files
   testing::RunCrashTest(config);
   Erase(config.root_url);
 }
