@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
+#include <utility>
 
 #include "core/crc32c.h"
 
@@ -15,6 +17,28 @@ uint64_t PartSizeFor(int index, uint64_t configured, std::optional<uint64_t> exp
 }
 
 namespace {
+
+// Bytes held under the budget by one part buffer; released when destroyed.
+class BudgetHold {
+ public:
+  BudgetHold() = default;
+  BudgetHold(ByteBudget* budget, uint64_t bytes) : budget_(budget), bytes_(bytes) {}
+  BudgetHold(BudgetHold&& other) noexcept : budget_(other.budget_), bytes_(std::exchange(other.bytes_, 0)) {}
+  BudgetHold& operator=(BudgetHold&& other) noexcept {
+    Reset();
+    budget_ = other.budget_;
+    bytes_ = std::exchange(other.bytes_, 0);
+    return *this;
+  }
+  ~BudgetHold() { Reset(); }
+  void Reset() {
+    if (bytes_ != 0) budget_->Release(std::exchange(bytes_, 0));
+  }
+
+ private:
+  ByteBudget* budget_ = nullptr;
+  uint64_t bytes_ = 0;
+};
 
 class S3Writer : public WritableObject {
  public:
@@ -67,7 +91,7 @@ class S3Writer : public WritableObject {
  private:
   void StartPart() {
     part_size_ = PartSizeFor(part_number_, client_->config().part_size, options_.expected_size);
-    lease_ = ByteBudget::Lease(&budget_, part_size_);
+    lease_ = AcquireBudget(part_size_);
     part_.reserve(part_size_);
     has_part_ = true;
   }
@@ -134,7 +158,7 @@ class S3Writer : public WritableObject {
       parts_.push_back({number, ""});
     }
     auto body = std::make_shared<std::string>(std::move(part_));
-    auto lease = std::make_shared<ByteBudget::Lease>(std::move(lease_));
+    auto lease = std::make_shared<BudgetHold>(std::move(lease_));
     part_ = std::string();
     has_part_ = false;
     executor_.Submit([this, number, body, lease] {
@@ -151,6 +175,18 @@ class S3Writer : public WritableObject {
       done_.notify_all();
     });
     return OkStatus();
+  }
+
+  // Takes `bytes` of the budget. The writer may itself run on a pool thread
+  // while the parts that would free the budget wait in the pool's queue, so
+  // instead of blocking it runs queued tasks until the bytes fit.
+  BudgetHold AcquireBudget(uint64_t bytes) {
+    bytes = std::min(bytes, budget_.capacity());
+    while (true) {
+      const uint64_t got = budget_.TryAcquire(bytes);
+      if (got != 0) return BudgetHold(&budget_, got);
+      if (!executor_.RunOne()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
 
   // Waits until at most `limit` parts are in flight, running queued executor
@@ -192,7 +228,7 @@ class S3Writer : public WritableObject {
   std::string part_;  // the part being filled
   bool has_part_ = false;
   uint64_t part_size_ = 0;
-  ByteBudget::Lease lease_;
+  BudgetHold lease_;
   std::string upload_id_;
   int part_number_ = 0;
   uint64_t bytes_appended_ = 0;

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <future>
 #include <mutex>
 
 #include "core/crc32c.h"
 #include "s3/crypto.h"
 #include "s3/s3_reader.h"
+#include "s3/s3_writer.h"
 
 namespace spool::s3 {
 namespace {
@@ -297,6 +299,75 @@ TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   EXPECT_EQ(transport->requests().size(), 6u);  // ceil(90 / 16)
   EXPECT_EQ(reader->ReadAt(101, buffer).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(*reader->ReadAt(100, buffer), 0u);
+}
+
+// A fake multipart endpoint: hands out an upload id, ETags "\"p<N>\"" for
+// parts, and accepts Complete.
+ScriptedTransport::Answer MultipartAnswer(const HttpRequest& request) {
+  ScriptedTransport::Answer answer;
+  if (request.method == "POST" && request.url.find("?uploads") != std::string::npos) {
+    answer.body = "<InitiateMultipartUploadResult><UploadId>u-1</UploadId></InitiateMultipartUploadResult>";
+  } else if (request.method == "PUT") {
+    const size_t at = request.url.find("partNumber=");
+    answer.headers.Add("ETag", "\"p" + request.url.substr(at + 11, request.url.find('&', at) - at - 11) + "\"");
+  } else if (request.method == "POST") {
+    answer.body = "<CompleteMultipartUploadResult><ETag>\"done-8\"</ETag></CompleteMultipartUploadResult>";
+  }
+  return answer;
+}
+
+TEST(S3Writer, PartsInFlightOnAOneThreadPoolUnderATightBudgetDoNotDeadlock) {
+  auto transport = std::make_shared<ScriptedTransport>(MultipartAnswer);
+  ResolvedConfig config = LocalConfig();
+  config.part_size = 1 << 20;
+  auto client = Client(transport, config);
+  Executor pool(1);
+  ByteBudget budget(2 << 20);  // two parts
+  std::promise<Result<ObjectInfo>> done;
+  // The writer runs on the pool's only thread, where its own part uploads
+  // queue up: waiting for budget must run them rather than block.
+  pool.Submit([&] {
+    auto writer = MakeS3Writer(client, "big", {}, {}, pool, budget);
+    Status status;
+    for (int i = 0; i < 8 && status.ok(); ++i) status = writer->Append(std::string(1 << 20, static_cast<char>('a' + i)));
+    done.set_value(status.ok() ? writer->Close() : Result<ObjectInfo>(status));
+  });
+  Result<ObjectInfo> result = done.get_future().get();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->size, 8u << 20);
+  EXPECT_EQ(result->version, "\"done-8\"");
+  EXPECT_EQ(budget.in_use(), 0u);
+  auto requests = transport->requests();
+  ASSERT_EQ(requests.size(), 10u);  // create, 8 parts, complete
+  for (int part = 1; part <= 8; ++part) {
+    EXPECT_TRUE(requests[part].headers.Has("content-md5")) << part;
+  }
+  EXPECT_NE(requests.back().url.find("uploadId=u-1"), std::string::npos);
+}
+
+TEST(S3Writer, AFailedPartAbortsTheUpload) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest& request) {
+    if (request.method == "PUT" && request.url.find("partNumber=2") != std::string::npos) {
+      ScriptedTransport::Answer answer;
+      answer.status = 400;
+      answer.body = "<Error><Code>BadDigest</Code></Error>";
+      return answer;
+    }
+    return MultipartAnswer(request);
+  });
+  ResolvedConfig config = LocalConfig();
+  config.part_size = 1 << 20;
+  Executor pool(2);
+  ByteBudget budget(64 << 20);
+  auto writer = MakeS3Writer(Client(transport, config), "big", {}, {}, pool, budget);
+  Status status;
+  for (int i = 0; i < 4 && status.ok(); ++i) status = writer->Append(std::string(1 << 20, 'x'));
+  if (status.ok()) status = writer->Close().status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
+  auto requests = transport->requests();
+  EXPECT_EQ(requests.back().method, "DELETE");  // AbortMultipartUpload
+  EXPECT_NE(requests.back().url.find("uploadId=u-1"), std::string::npos);
+  EXPECT_EQ(budget.in_use(), 0u);
 }
 
 }  // namespace
