@@ -1,7 +1,8 @@
 // spool: move and inspect objects from the terminal.
 //
 // Exit codes: 0 success, 1 an operation failed (one line on stderr: "spool:
-// <what went wrong>"), 2 the command line was wrong (usage on stderr).
+// <what went wrong>"), 2 the command line was wrong (usage on stderr), 3 data
+// is corrupt (a CRC or checksum mismatch, a truncated record: DataLoss).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -16,6 +17,7 @@ namespace {
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitCorrupt = 3;
 
 void AddGlobalOptions(CLI::App& app, spool::cli::GlobalOptions& global) {
   app.add_option("--endpoint-url", global.endpoint_url, "Service endpoint (MinIO, Ceph RGW, a GCS emulator, ...)");
@@ -41,7 +43,9 @@ int main(int argc, char** argv) {
   const std::vector<spool::cli::Command> commands = {
       spool::cli::AddLsCommand(app, global), spool::cli::AddStatCommand(app, global),
       spool::cli::AddCatCommand(app, global), spool::cli::AddCpCommand(app, global),
-      spool::cli::AddRmCommand(app, global)};
+      spool::cli::AddRmCommand(app, global),   spool::cli::AddMbCommand(app, global),
+      spool::cli::AddConvertCommand(app, global), spool::cli::AddRecordsCommand(app, global),
+      spool::cli::AddCkptCommand(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -53,7 +57,7 @@ int main(int argc, char** argv) {
     if (std::fflush(stdout) != 0 && status.ok()) status = spool::UnavailableError("writing to standard output failed");
     if (!status.ok()) {
       spool::cli::PrintError(status);
-      return kExitError;
+      return status.code() == spool::StatusCode::kDataLoss ? kExitCorrupt : kExitError;
     }
     return 0;
   }

@@ -22,5 +22,9 @@ Command AddStatCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddCatCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddCpCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddRmCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddMbCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddConvertCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddRecordsCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global);
 
 }  // namespace spool::cli

@@ -1,0 +1,240 @@
+// spool ckpt save|list|restore|verify|prune|gc ROOT ...
+//
+// The checkpoint manager from the terminal, so a training script in any
+// language can push its checkpoint folder and a person can inspect, check
+// and trim what a job saved. ROOT is the folder of the checkpoints
+// (s3://bucket/run-7/ckpt); each step lives in ROOT/step-<12 digits>/.
+#include <cctype>
+#include <memory>
+
+#include "checkpoint/checkpoint_manager.h"
+#include "cli/commands/commands.h"
+#include "cli/commands/locations.h"
+#include "cli/output.h"
+#include "core/bytes.h"
+
+namespace spool::cli {
+namespace {
+
+struct CkptOptions {
+  std::string root;
+  std::string folder;
+  std::optional<int64_t> step;
+  int keep = 0;
+  std::string older_than = "24h";
+  std::vector<std::string> metadata;  // key=value
+};
+
+Result<std::unique_ptr<CheckpointManager>> OpenManager(const CkptOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.root, global));
+  return std::make_unique<CheckpointManager>(location.store, location.key);
+}
+
+std::string ManifestJson(const std::string& root, const CheckpointManifest& manifest) {
+  std::string line = "{\"root\":" + JsonString(root) + ",\"step\":" + std::to_string(manifest.step) +
+                     ",\"time\":" + JsonString(FormatTimestamp(manifest.wall_time)) +
+                     ",\"files\":" + std::to_string(manifest.files.size()) +
+                     ",\"bytes\":" + std::to_string(manifest.total_bytes()) + ",\"metadata\":{";
+  bool first = true;
+  for (const auto& [key, value] : manifest.metadata) {
+    line += (first ? "" : ",") + JsonString(key) + ":" + JsonString(value);
+    first = false;
+  }
+  return line + "}}";
+}
+
+// "90s", "15m", "1h", "7d" -> seconds.
+Result<std::chrono::seconds> ParseAge(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  std::string_view unit = text.substr(digits);
+  if (digits == 0 || digits > 9 || (unit != "s" && unit != "m" && unit != "h" && unit != "d")) {
+    return InvalidArgumentError("--older-than \"" + std::string(text) + "\" should be a number and a unit: 90s, 15m, 1h, 7d");
+  }
+  int64_t value = std::stoll(std::string(text.substr(0, digits)));
+  int64_t scale = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 86400;
+  return std::chrono::seconds(value * scale);
+}
+
+Status RunSave(const CkptOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
+  SPOOL_ASSIGN_OR_RETURN(CheckpointSource source, CheckpointSource::FromFolder(options.folder));
+  if (source.empty()) return InvalidArgumentError(options.folder + " holds no files; nothing to save");
+  CheckpointMetadata metadata;
+  for (const std::string& pair : options.metadata) {
+    size_t equals = pair.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return InvalidArgumentError("--metadata \"" + pair + "\" should be key=value");
+    }
+    metadata[pair.substr(0, equals)] = pair.substr(equals + 1);
+  }
+  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, manager->Save(*options.step, source, std::move(metadata)));
+  if (global.json) {
+    PrintLine(ManifestJson(options.root, manifest));
+  } else if (!global.quiet) {
+    PrintLine("saved step " + std::to_string(manifest.step) + " (" + std::to_string(manifest.files.size()) + " files, " +
+              FormatBytes(manifest.total_bytes()) + ") to " + manager->store().Describe(manager->layout().StepPrefix(manifest.step)));
+  }
+  return OkStatus();
+}
+
+Status RunList(const CkptOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
+  SPOOL_ASSIGN_OR_RETURN(std::vector<CheckpointManifest> manifests, manager->List());
+  if (manifests.empty() && !global.json && !global.quiet) {
+    PrintLine("no committed checkpoint under " + options.root);
+  }
+  for (const CheckpointManifest& manifest : manifests) {
+    if (global.json) {
+      PrintLine(ManifestJson(options.root, manifest));
+      continue;
+    }
+    char line[160];
+    std::snprintf(line, sizeof(line), "step %12lld  %s  %5zu files  %10s", static_cast<long long>(manifest.step),
+                  FormatTimestamp(manifest.wall_time).c_str(), manifest.files.size(),
+                  FormatBytes(manifest.total_bytes()).c_str());
+    PrintLine(line);
+  }
+  return OkStatus();
+}
+
+Result<int64_t> StepOrLatest(CheckpointManager& manager, const CkptOptions& options) {
+  if (options.step) return *options.step;
+  SPOOL_ASSIGN_OR_RETURN(std::optional<int64_t> latest, manager.Latest());
+  if (!latest) return NotFoundError("no committed checkpoint under " + options.root);
+  return *latest;
+}
+
+Status RunRestore(const CkptOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
+  SPOOL_ASSIGN_OR_RETURN(int64_t step, StepOrLatest(*manager, options));
+  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, manager->Restore(step, options.folder));
+  if (global.json) {
+    PrintLine(ManifestJson(options.root, manifest));
+  } else if (!global.quiet) {
+    PrintLine("restored step " + std::to_string(step) + " (" + std::to_string(manifest.files.size()) + " files, " +
+              FormatBytes(manifest.total_bytes()) + ") into " + options.folder);
+  }
+  return OkStatus();
+}
+
+Status RunVerify(const CkptOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
+  std::vector<int64_t> steps;
+  if (options.step) {
+    steps.push_back(*options.step);
+  } else {
+    SPOOL_ASSIGN_OR_RETURN(std::vector<CheckpointManifest> manifests, manager->List());
+    if (manifests.empty()) return NotFoundError("no committed checkpoint under " + options.root);
+    for (const auto& manifest : manifests) steps.push_back(manifest.step);
+  }
+  Status first_damage;
+  size_t damaged = 0;
+  for (int64_t step : steps) {
+    Status verified = manager->Verify(step);
+    if (!verified.ok() && verified.code() != StatusCode::kDataLoss) return verified;
+    if (!verified.ok() && ++damaged == 1) first_damage = verified;
+    if (global.json) {
+      PrintLine("{\"step\":" + std::to_string(step) + ",\"ok\":" + (verified.ok() ? "true" : "false") +
+                (verified.ok() ? "" : ",\"error\":" + JsonString(verified.message())) + "}");
+    } else if (!verified.ok()) {
+      PrintLine("DAMAGED step " + std::to_string(step) + ": " + verified.message());
+    } else if (!global.quiet) {
+      PrintLine("ok step " + std::to_string(step) + ": every file matches its size and crc32c");
+    }
+  }
+  if (damaged > 0) {
+    return DataLossError(std::to_string(damaged) + " of " + std::to_string(steps.size()) +
+                         " checkpoints are damaged; first: " + first_damage.message());
+  }
+  return OkStatus();
+}
+
+Status RunPrune(const CkptOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
+  SPOOL_ASSIGN_OR_RETURN(std::vector<int64_t> deleted, manager->Prune(options.keep));
+  for (int64_t step : deleted) {
+    if (global.json) {
+      PrintLine("{\"deleted_step\":" + std::to_string(step) + "}");
+    } else if (!global.quiet) {
+      PrintLine("deleted step " + std::to_string(step));
+    }
+  }
+  if (deleted.empty() && !global.json && !global.quiet) PrintLine("nothing to prune");
+  return OkStatus();
+}
+
+Status RunGc(const CkptOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(std::chrono::seconds age, ParseAge(options.older_than));
+  SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
+  SPOOL_ASSIGN_OR_RETURN(CleanupReport report, manager->Cleanup(age));
+  for (int64_t step : report.partial_steps_deleted) {
+    if (global.json) {
+      PrintLine("{\"deleted_partial_step\":" + std::to_string(step) + "}");
+    } else if (!global.quiet) {
+      PrintLine("deleted partial step " + std::to_string(step));
+    }
+  }
+  if (!global.json && !global.quiet) {
+    PrintLine(std::to_string(report.partial_steps_deleted.size()) + " partial checkpoints, " +
+              std::to_string(report.objects_deleted) + " objects deleted");
+  }
+  return OkStatus();
+}
+
+void AddRoot(CLI::App* app, CkptOptions& options) {
+  app->add_option("root", options.root, "Where the checkpoints live: s3://bucket/run/ckpt, gs://..., a folder")
+      ->required();
+}
+
+}  // namespace
+
+Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global) {
+  auto options = std::make_shared<CkptOptions>();
+  CLI::App* app = spool.add_subcommand("ckpt", "Save, list, restore, verify and prune checkpoints");
+  app->require_subcommand(1);
+  app->footer("Example: spool ckpt list s3://my-bucket/run-7/ckpt\n");
+
+  auto* save = app->add_subcommand("save", "Upload a folder as checkpoint step N (committed by its manifest, last)");
+  AddRoot(save, *options);
+  save->add_option("--step", options->step, "The training step")->required();
+  save->add_option("folder", options->folder, "The local folder to save")->required();
+  save->add_option("--metadata", options->metadata, "key=value stored in the manifest (repeatable)");
+  save->footer("Example: spool ckpt save s3://my-bucket/run-7/ckpt --step 1200 ./checkpoints/\n");
+
+  auto* list = app->add_subcommand("list", "List committed checkpoints, oldest first");
+  AddRoot(list, *options);
+  list->footer("Example: spool ckpt list --json gs://my-bucket/run-7/ckpt\n");
+
+  auto* restore = app->add_subcommand("restore", "Download a checkpoint (default: the latest) into a folder");
+  AddRoot(restore, *options);
+  restore->add_option("folder", options->folder, "Replaced only when every file arrived intact")->required();
+  restore->add_option("--step", options->step, "The step to restore (default: the latest committed)");
+  restore->footer("Example: spool ckpt restore s3://my-bucket/run-7/ckpt ./checkpoints/\n");
+
+  auto* verify = app->add_subcommand("verify", "Read checkpoints back and check every file's size and crc32c");
+  AddRoot(verify, *options);
+  verify->add_option("--step", options->step, "Only this step (default: every committed checkpoint)");
+  verify->footer("Example: spool ckpt verify s3://my-bucket/run-7/ckpt --step 1200\n");
+
+  auto* prune = app->add_subcommand("prune", "Delete all but the newest N committed checkpoints");
+  AddRoot(prune, *options);
+  prune->add_option("--keep", options->keep, "How many of the newest to keep")->required()->check(CLI::PositiveNumber);
+  prune->footer("Example: spool ckpt prune s3://my-bucket/run-7/ckpt --keep 3\n");
+
+  auto* gc = app->add_subcommand("gc", "Delete partial checkpoints (no manifest) left by crashed saves");
+  AddRoot(gc, *options);
+  gc->add_option("--older-than", options->older_than, "Only those untouched for this long: 90s, 15m, 1h, 7d (default 24h)");
+  gc->footer("Example: spool ckpt gc s3://my-bucket/run-7/ckpt --older-than 1h\n");
+
+  return {app, [=, &global]() -> Status {
+            if (save->parsed()) return RunSave(*options, global);
+            if (list->parsed()) return RunList(*options, global);
+            if (restore->parsed()) return RunRestore(*options, global);
+            if (verify->parsed()) return RunVerify(*options, global);
+            if (prune->parsed()) return RunPrune(*options, global);
+            return RunGc(*options, global);
+          }};
+}
+
+}  // namespace spool::cli

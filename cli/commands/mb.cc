@@ -1,0 +1,67 @@
+// spool mb URL: creates a bucket (S3: in --region / AWS_REGION; GCS: in the
+// project from --project or GOOGLE_CLOUD_PROJECT).
+#include <cstdlib>
+#include <memory>
+
+#include "cli/commands/commands.h"
+#include "cli/commands/locations.h"
+#include "cli/output.h"
+#include "gcs/gcs_store.h"
+#include "s3/s3_store.h"
+
+namespace spool::cli {
+namespace {
+
+struct MbOptions {
+  std::string url;
+  std::string project;
+};
+
+Status RunMb(const MbOptions& options, const GlobalOptions& global) {
+  SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.url, global));
+  if (!location.key.empty()) {
+    return InvalidArgumentError(location.url.ToString() + " names an object; give just the bucket, e.g. " +
+                                location.url.scheme + "://" + location.url.bucket);
+  }
+  const std::string bucket = location.url.scheme + "://" + location.url.bucket;
+  Status created;
+  if (auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get())) {
+    created = s3->client().CreateBucket();
+  } else if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
+    std::string project = options.project;
+    if (project.empty()) {
+      const char* env = std::getenv("GOOGLE_CLOUD_PROJECT");
+      project = env ? env : "";
+    }
+    created = gcs->client().InsertBucket(location.url.bucket, project);
+  } else {
+    return InvalidArgumentError("spool mb creates s3:// and gs:// buckets; " + location.url.ToString() +
+                                " is not one (make a local folder with mkdir)");
+  }
+  if (created.code() == StatusCode::kAlreadyExists) {
+    return AlreadyExistsError(bucket + " exists already (yours or someone else's); pick another name");
+  }
+  SPOOL_RETURN_IF_ERROR(created);
+  if (global.json) {
+    PrintLine("{\"created\":" + JsonString(bucket) + "}");
+  } else if (!global.quiet) {
+    PrintLine("created " + bucket);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Command AddMbCommand(CLI::App& spool, const GlobalOptions& global) {
+  auto options = std::make_shared<MbOptions>();
+  CLI::App* app = spool.add_subcommand("mb", "Make a bucket");
+  app->add_option("url", options->url, "s3://bucket or gs://bucket")->required();
+  app->add_option("--project", options->project, "GCS project to create the bucket in (default: GOOGLE_CLOUD_PROJECT)");
+  app->footer(
+      "Examples:\n"
+      "  spool mb s3://my-new-bucket --region eu-west-1\n"
+      "  spool mb gs://my-new-bucket --project my-project\n");
+  return {app, [options, &global] { return RunMb(*options, global); }};
+}
+
+}  // namespace spool::cli

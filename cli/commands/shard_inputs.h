@@ -1,0 +1,36 @@
+// What `spool records` reads: the shards a URL names. A URL may be
+//   - a dataset manifest ("...train.manifest.json"),
+//   - one shard (an object that exists),
+//   - a glob of shards ("s3://b/ds/train-*"; * ? and [...] in the key),
+//   - a dataset prefix ("s3://b/ds/train": its manifest when there is one,
+//     else every shard whose key starts with it) or a folder ("s3://b/ds/").
+// Index files (".idx") and manifests are never taken as shards.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/global_options.h"
+#include "core/storage/object_store.h"
+#include "records/manifest.pb.h"
+
+namespace spool::cli {
+
+struct ShardSet {
+  std::shared_ptr<ObjectStore> store;
+  std::vector<std::string> keys;  // in order
+  // Set when the shards came from a manifest (same order as keys).
+  std::optional<records::DatasetManifest> manifest;
+  std::string manifest_key;
+};
+
+// NotFound when the URL names nothing (and says what was looked for).
+Result<ShardSet> ResolveShards(std::string_view url, const GlobalOptions& global);
+
+// True for keys that are index files or manifests, not shards.
+bool IsShardSidecar(std::string_view key);
+
+}  // namespace spool::cli

@@ -1,0 +1,32 @@
+// ExampleSource: an input of `spool convert` (a CSV table, a JSON Lines file,
+// an image folder) read as a sequence of tf.train.Examples, in input order.
+//
+// A malformed item (a CSV row with the wrong number of fields, a JSON line
+// with a nested object) is not an error of the source: Next() reports it as
+// kBad with a message naming the file and line, and the caller stops or
+// skips it (--skip-bad). Errors are I/O failures or unusable input as a whole.
+// Not thread-safe: one thread reads a source.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "records/example.pb.h"
+
+namespace spool::cli {
+
+enum class SourceItem { kExample, kBad, kEnd };
+
+class ExampleSource {
+ public:
+  virtual ~ExampleSource() = default;
+  // The next item. kExample fills `*example` (when `example` is null the
+  // caller does not want this record, and sources that can skip reading it
+  // do so); kBad sets `*problem` to "<file>:<line>: <what is wrong>".
+  virtual Result<SourceItem> Next(tensorflow::Example* example, std::string* problem) = 0;
+  // The feature kinds every Example will have, for the manifest
+  // ("int64_list", "float_list", "bytes_list"), in column order.
+  virtual std::vector<std::pair<std::string, std::string>> Schema() const = 0;
+};
+
+}  // namespace spool::cli
