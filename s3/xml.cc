@@ -79,9 +79,13 @@ std::string Escape(std::string_view text) {
   return out;
 }
 
-// Depth-first search for the first element called `name`.
+// Depth-first search for the first element called `name`. Only elements are
+// descended into: the children of an entity reference node are its entity
+// declaration, whose links lead back up the tree (a document with a DTD
+// would otherwise recurse until the stack overflows).
 xmlNode* Find(xmlNode* node, const char* name) {
   for (; node != nullptr; node = node->next) {
+    if (node->type != XML_ELEMENT_NODE) continue;
     if (Named(node, name)) return node;
     if (xmlNode* found = Find(node->children, name)) return found;
   }

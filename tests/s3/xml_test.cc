@@ -51,6 +51,34 @@ TEST(S3Xml, EntitiesAreNotExpanded) {
   EXPECT_EQ(result->objects[0].key.find("root:"), std::string::npos);
 }
 
+TEST(S3Xml, StsCredentialsAndErrors) {
+  auto credentials = ParseStsCredentials(
+      "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+      "<AccessKeyId>ASIA1</AccessKeyId><SecretAccessKey>s</SecretAccessKey><SessionToken>t</SessionToken>"
+      "<Expiration>2030-01-01T00:00:00Z</Expiration></Credentials></AssumeRoleWithWebIdentityResult>"
+      "</AssumeRoleWithWebIdentityResponse>");
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  EXPECT_EQ(credentials->access_key_id, "ASIA1");
+  EXPECT_EQ(credentials->session_token, "t");
+  ASSERT_TRUE(credentials->expiration.has_value());
+  EXPECT_EQ(std::chrono::system_clock::to_time_t(*credentials->expiration), 1893456000);
+  auto error = ParseStsError(
+      "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidIdentityToken</Code><Message>expired</Message>"
+      "</Error><RequestId>r1</RequestId></ErrorResponse>");
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code, "InvalidIdentityToken");
+  EXPECT_EQ(error->request_id, "r1");
+}
+
+TEST(S3Xml, StsDocumentsWithEntityReferencesDoNotLoop) {
+  auto credentials = ParseStsCredentials(
+      "<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY e \"x\">]><r>&e;<Credentials><AccessKeyId>&e;</AccessKeyId>"
+      "<SecretAccessKey>s</SecretAccessKey></Credentials></r>");
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  EXPECT_FALSE(credentials->access_key_id.empty());
+  EXPECT_FALSE(ParseStsCredentials("<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY e \"x\">]><r>&e;</r>").ok());
+}
+
 TEST(S3Xml, ErrorDocumentFromAws) {
   auto error = ParseErrorDocument(R"(<?xml version="1.0" encoding="UTF-8"?>
 <Error><Code>NoSuchKey</Code><Message>The resource you requested does not exist</Message>
