@@ -26,5 +26,8 @@ Command AddMbCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddConvertCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddRecordsCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddSyncCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddWhoamiCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddDoctorCommand(CLI::App& spool, const GlobalOptions& global);
 
 }  // namespace spool::cli

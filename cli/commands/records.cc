@@ -6,10 +6,9 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
+#include "cli/commands/object_checksum.h"
 #include "cli/commands/shard_inputs.h"
 #include "cli/output.h"
-#include "core/crc32c.h"
-#include "core/storage/transfer.h"
 #include "records/example.h"
 #include "records/json_view.h"
 #include "records/manifest.h"
@@ -178,20 +177,6 @@ Status RunIndex(const RecordsOptions& options, const GlobalOptions& global) {
   return OkStatus();
 }
 
-// CRC32C of the stored bytes of `key`.
-Result<uint32_t> ObjectCrc32c(ObjectStore& store, const std::string& key) {
-  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, store.OpenRead(key));
-  std::string buffer(std::min<uint64_t>(16 << 20, object->info().size), '\0');
-  uint32_t crc = 0;
-  for (uint64_t offset = 0; offset < object->info().size;) {
-    SPOOL_ASSIGN_OR_RETURN(size_t n, ReadParallel(*object, offset, buffer));
-    if (n == 0) return DataLossError(store.Describe(key) + " ended at byte " + std::to_string(offset) + " before its size");
-    crc = crc32c::Extend(crc, buffer.data(), n);
-    offset += n;
-  }
-  return crc;
-}
-
 Status RunManifest(const RecordsOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.prefix, global));
   ObjectStore& store = *location.store;
@@ -230,7 +215,7 @@ Status RunManifest(const RecordsOptions& options, const GlobalOptions& global) {
     records::ShardEntry* entry = manifest.add_shards();
     entry->set_name(BaseName(key));
     entry->set_bytes(info.size);
-    SPOOL_ASSIGN_OR_RETURN(uint32_t crc, ObjectCrc32c(store, key));
+    SPOOL_ASSIGN_OR_RETURN(uint32_t crc, ComputeCrc32c(store, key));
     entry->set_crc32c(crc);
     uint64_t count = 0;
     SPOOL_RETURN_IF_ERROR(ForEachRecord(store, key, [&](std::string_view record) -> Result<bool> {

@@ -1,0 +1,32 @@
+// How spool reaches the store of a URL, for `spool whoami` and `spool
+// doctor`: the endpoint, the settings that shaped it, and the credentials
+// (where they came from, never a secret).
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "core/storage/registry.h"
+
+namespace spool::cli {
+
+struct StoreAccess {
+  std::string kind;       // "S3", "GCS", "local files"
+  std::string endpoint;   // "http://127.0.0.1:47480"; empty for local files
+  std::string settings;   // "region us-east-1, path-style addressing"
+  bool anonymous = false;
+};
+
+StoreAccess DescribeStore(const StoreLocation& location);
+
+struct CredentialCheck {
+  std::string identity;  // "access key CEPH...0001", "service account x@y", "uid 0 (root)"
+  std::string source;    // "environment", "profile dev in ~/.aws/credentials", ...
+  std::string expires;   // for temporary credentials, else empty
+};
+
+// Obtains the credentials the store would sign with (this may fetch a
+// token). Errors say what is missing and how to provide it.
+Result<CredentialCheck> CheckCredentials(const StoreLocation& location);
+
+}  // namespace spool::cli
