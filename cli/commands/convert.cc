@@ -163,10 +163,11 @@ Status RunConvert(const ConvertOptions& options, const GlobalOptions& global) {
     }
     PrintLine(line + "}");
   } else if (!global.quiet) {
-    std::string line = "converted " + std::to_string(position) + " records from " + source.url.ToString();
+    std::string line = (manifest ? "converted " : "read ") + std::to_string(position) + " records from " +
+                       source.url.ToString();
     if (bad > 0) line += " (" + std::to_string(bad) + " malformed skipped)";
     if (manifest) {
-      line += " into " + std::to_string(manifest->shards_size()) + " shards (" + FormatBytes(manifest->total_bytes()) +
+      line += " into " + std::to_string(manifest->shards_size()) + (manifest->shards_size() == 1 ? " shard (" : " shards (") + FormatBytes(manifest->total_bytes()) +
               ") at " + where + "; manifest " + destination.store->Describe(records::ManifestKeyFor(destination.key));
     } else {
       line += ": task " + std::to_string(task->index) + " of " + std::to_string(task->count) +

@@ -19,24 +19,27 @@ struct MbOptions {
 
 Status RunMb(const MbOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.url, global));
+  auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get());
+  auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get());
+  if (s3 == nullptr && gcs == nullptr) {
+    return InvalidArgumentError("spool mb creates s3:// and gs:// buckets; " + location.url.ToString() +
+                                " is not one (make a local folder with mkdir)");
+  }
   if (!location.key.empty()) {
     return InvalidArgumentError(location.url.ToString() + " names an object; give just the bucket, e.g. " +
                                 location.url.scheme + "://" + location.url.bucket);
   }
   const std::string bucket = location.url.scheme + "://" + location.url.bucket;
   Status created;
-  if (auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get())) {
+  if (s3 != nullptr) {
     created = s3->client().CreateBucket();
-  } else if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
+  } else {
     std::string project = options.project;
     if (project.empty()) {
       const char* env = std::getenv("GOOGLE_CLOUD_PROJECT");
       project = env ? env : "";
     }
     created = gcs->client().InsertBucket(location.url.bucket, project);
-  } else {
-    return InvalidArgumentError("spool mb creates s3:// and gs:// buckets; " + location.url.ToString() +
-                                " is not one (make a local folder with mkdir)");
   }
   if (created.code() == StatusCode::kAlreadyExists) {
     return AlreadyExistsError(bucket + " exists already (yours or someone else's); pick another name");

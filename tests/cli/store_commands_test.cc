@@ -1,0 +1,330 @@
+// End-to-end tests of convert, records, ckpt, sync, mb, whoami and doctor:
+// the built spool binary against one store, chosen by SPOOL_CLI_TEST_BACKEND:
+//   local  a temporary folder (default)
+//   s3     the Ceph RGW of the ceph_rgw fixture (bucket SPOOL_S3_TEST_BUCKET)
+//   gs     the local GCS server of the gcs_server fixture (SPOOL_GCS_SERVER_DIR)
+// Every test works under a prefix of its own and removes it afterwards.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+
+#include "tests/cli/spool_runner.h"
+
+namespace spool::cli::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Env(const char* name, std::string fallback = "") {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+std::string Backend() { return Env("SPOOL_CLI_TEST_BACKEND", "local"); }
+
+constexpr const char* kGcsBucket = "spool-cli-test";
+
+class StoreCommands : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (Backend() != "gs") return;
+    // The emulator convention: no credentials, this endpoint.
+    std::string port = ReadFile(fs::path(Env("SPOOL_GCS_SERVER_DIR")) / "port");
+    while (!port.empty() && (port.back() == '\n' || port.back() == ' ')) port.pop_back();
+    ::setenv("STORAGE_EMULATOR_HOST", ("http://127.0.0.1:" + port).c_str(), 1);
+  }
+
+  void SetUp() override {
+    std::random_device random;
+    const std::string unique = "cli-" + std::to_string(::getpid()) + "-" + std::to_string(random() % 1000000) + "-" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (Backend() == "s3") {
+      root_ = "s3://" + Env("SPOOL_S3_TEST_BUCKET", "spool-test") + "/" + unique;
+    } else if (Backend() == "gs") {
+      Outcome made = Spool({"mb", std::string("gs://") + kGcsBucket});
+      ASSERT_TRUE(made.exit_code == 0 || made.err.find("exists already") != std::string::npos) << made.err;
+      root_ = std::string("gs://") + kGcsBucket + "/" + unique;
+    } else {
+      root_ = (local_.path() / "store").string();
+      fs::create_directories(root_);
+    }
+  }
+
+  void TearDown() override {
+    if (Backend() != "local") Spool({"--quiet", "rm", "-r", root_ + "/"});
+  }
+
+  Outcome Spool(const std::vector<std::string>& args, const std::string& input = "") {
+    return RunSpool(args, local_.path(), input);
+  }
+  fs::path Local(const std::string& name) const { return local_.path() / name; }
+  std::string Url(const std::string& name) const { return root_ + "/" + name; }
+
+  // The JSON line of `records cat` output that contains `marker`.
+  static std::string LineWith(const std::string& output, const std::string& marker) {
+    for (const std::string& line : Lines(output)) {
+      if (line.find(marker) != std::string::npos) return line;
+    }
+    return "";
+  }
+
+  TempDir local_;
+  std::string root_;
+};
+
+// "id" values a, b, c as base64, as protobuf's JSON mapping prints bytes.
+constexpr const char* kA = "\"YQ==\"";
+constexpr const char* kB = "\"Yg==\"";
+constexpr const char* kC = "\"Yw==\"";
+
+TEST_F(StoreCommands, ConvertsACsvTableAndReadsTheValuesBack) {
+  WriteFile(Local("table.csv"),
+            "id,count,score,note\n"
+            "a,7,0.5,plain\n"
+            "b,-3,2,\"with, comma\"\n"
+            "c,12,1e3,\n");
+  Outcome convert = Spool({"convert", Local("table.csv").string(), Url("csv/train"), "--shards", "2", "--index"});
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  EXPECT_NE(convert.out.find("converted 3 records"), std::string::npos) << convert.out;
+
+  Outcome count = Spool({"--json", "records", "count", Url("csv/train.manifest.json")});
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  EXPECT_NE(count.out.find("\"records\":3,\"shards\":2,\"from\":\"manifest\""), std::string::npos) << count.out;
+  Outcome by_index = Spool({"--json", "records", "count", Url("csv/train-*")});
+  ASSERT_EQ(by_index.exit_code, 0) << by_index.err;
+  EXPECT_NE(by_index.out.find("\"records\":3,\"shards\":2,\"from\":\"index\""), std::string::npos) << by_index.out;
+
+  Outcome cat = Spool({"records", "cat", Url("csv/train")});
+  ASSERT_EQ(cat.exit_code, 0) << cat.err;
+  ASSERT_EQ(Lines(cat.out).size(), 3u) << cat.out;
+  std::string a = LineWith(cat.out, kA), b = LineWith(cat.out, kB), c = LineWith(cat.out, kC);
+  // count is int64 (strings in JSON), score float, note bytes.
+  EXPECT_NE(a.find("\"count\":{\"int64_list\":{\"value\":[\"7\"]}}"), std::string::npos) << a;
+  EXPECT_NE(a.find("\"score\":{\"float_list\":{\"value\":[0.5]}}"), std::string::npos) << a;
+  EXPECT_NE(a.find("\"note\":{\"bytes_list\":{\"value\":[\"cGxhaW4=\"]}}"), std::string::npos) << a;
+  EXPECT_NE(b.find("\"count\":{\"int64_list\":{\"value\":[\"-3\"]}}"), std::string::npos) << b;
+  EXPECT_NE(b.find("\"note\":{\"bytes_list\":{\"value\":[\"d2l0aCwgY29tbWE=\"]}}"), std::string::npos) << b;
+  EXPECT_NE(c.find("\"score\":{\"float_list\":{\"value\":[1000]}}"), std::string::npos) << c;
+  EXPECT_NE(c.find("\"note\":{\"bytes_list\":{}}"), std::string::npos) << c;
+
+  Outcome head = Spool({"records", "head", "-n", "1", Url("csv/train.manifest.json")});
+  ASSERT_EQ(head.exit_code, 0) << head.err;
+  EXPECT_EQ(Lines(head.out).size(), 1u);
+  Outcome verify = Spool({"records", "verify", Url("csv/train")});
+  EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_NE(verify.out.find("verified 2 shards, 3 records"), std::string::npos) << verify.out;
+}
+
+TEST_F(StoreCommands, ConvertsJsonLinesWithSchemaAndCompression) {
+  WriteFile(Local("events.jsonl"),
+            "{\"id\": \"a\", \"x\": 1, \"y\": [1.5, 2], \"ok\": true}\n"
+            "{\"id\": \"b\", \"x\": 2, \"y\": [3], \"ok\": false}\n"
+            "\n"
+            "{\"id\": \"c\", \"x\": 3, \"y\": [], \"n\": null}\n");
+  Outcome convert = Spool({"convert", Local("events.jsonl").string(), Url("jsonl/all"), "--compression", "gzip",
+                           "--schema", "x:float"});
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  Outcome ls = Spool({"ls", Url("jsonl/")});
+  EXPECT_NE(ls.out.find("all-00000.tfrecord.gz"), std::string::npos) << ls.out;
+  Outcome cat = Spool({"records", "cat", Url("jsonl/all.manifest.json")});
+  ASSERT_EQ(cat.exit_code, 0) << cat.err;
+  std::string a = LineWith(cat.out, kA), c = LineWith(cat.out, kC);
+  EXPECT_NE(a.find("\"x\":{\"float_list\":{\"value\":[1]}}"), std::string::npos) << a;
+  EXPECT_NE(a.find("\"y\":{\"float_list\":{\"value\":[1.5,2]}}"), std::string::npos) << a;
+  EXPECT_NE(a.find("\"ok\":{\"int64_list\":{\"value\":[\"1\"]}}"), std::string::npos) << a;
+  EXPECT_EQ(c.find("\"n\""), std::string::npos) << c;  // null: no feature
+}
+
+TEST_F(StoreCommands, ConvertsAnImageFolderFromTheStore) {
+  WriteFile(Local("images/cat/a.jpg"), "JPEG bytes of a");
+  WriteFile(Local("images/cat/b.jpeg"), "JPEG bytes of b");
+  WriteFile(Local("images/dog/c.png"), "PNG bytes of c");
+  WriteFile(Local("images/README.txt"), "not an image");
+  ASSERT_EQ(Spool({"--quiet", "cp", "-r", Local("images").string(), Url("raw/images")}).exit_code, 0);
+  Outcome convert = Spool({"convert", Url("raw/images/"), Url("img/train"), "--shards", "2"});
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  Outcome cat = Spool({"records", "cat", Url("img/train")});
+  ASSERT_EQ(cat.exit_code, 0) << cat.err;
+  ASSERT_EQ(Lines(cat.out).size(), 3u) << cat.out;
+  std::string c = LineWith(cat.out, "\"image/filename\":{\"bytes_list\":{\"value\":[\"Yy5wbmc=\"]}}");  // c.png
+  EXPECT_NE(c.find("\"image/class/label\":{\"int64_list\":{\"value\":[\"1\"]}}"), std::string::npos) << cat.out;
+  EXPECT_NE(c.find("\"image/class/text\":{\"bytes_list\":{\"value\":[\"ZG9n\"]}}"), std::string::npos) << c;  // dog
+  EXPECT_NE(c.find("\"image/format\":{\"bytes_list\":{\"value\":[\"UE5H\"]}}"), std::string::npos) << c;     // PNG
+  EXPECT_NE(c.find("\"image/encoded\":{\"bytes_list\":{\"value\":[\"UE5HIGJ5dGVzIG9mIGM=\"]}}"), std::string::npos)
+      << c;
+}
+
+TEST_F(StoreCommands, ParallelTasksWriteWhatOneRunWrites) {
+  std::string csv = "n,sq\n";
+  for (int i = 0; i < 50; ++i) csv += std::to_string(i) + "," + std::to_string(i * i) + "\n";
+  WriteFile(Local("n.csv"), csv);
+  ASSERT_EQ(Spool({"-q", "convert", Local("n.csv").string(), Url("one/ds"), "--shards", "5"}).exit_code, 0);
+  for (int task = 0; task < 2; ++task) {
+    Outcome run = Spool({"convert", Local("n.csv").string(), Url("tasks/ds"), "--shards", "5", "--task-index",
+                         std::to_string(task), "--task-count", "2"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  Outcome no_manifest = Spool({"stat", Url("tasks/ds.manifest.json")});
+  EXPECT_NE(no_manifest.exit_code, 0);
+  Outcome manifest = Spool({"records", "manifest", Url("tasks/ds"), "--shards", "5"});
+  ASSERT_EQ(manifest.exit_code, 0) << manifest.err;
+  Outcome one = Spool({"records", "cat", Url("one/ds.manifest.json")});
+  Outcome tasks = Spool({"records", "cat", Url("tasks/ds.manifest.json")});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.err;
+  EXPECT_EQ(Lines(tasks.out).size(), 50u);
+  EXPECT_EQ(Lines(one.out).size(), 50u);
+  for (int shard = 0; shard < 5; ++shard) {  // byte for byte
+    const std::string name = "ds-0000" + std::to_string(shard) + "-of-00005.tfrecord";
+    Outcome from_one = Spool({"cat", Url("one/" + name)});
+    Outcome from_tasks = Spool({"cat", Url("tasks/" + name)});
+    ASSERT_EQ(from_tasks.exit_code, 0) << from_tasks.err;
+    EXPECT_FALSE(from_one.out.empty());
+    EXPECT_EQ(from_tasks.out, from_one.out) << name;
+  }
+  Outcome missing = Spool({"records", "manifest", Url("tasks/ds"), "--shards", "6"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("6 of 6 shards are missing"), std::string::npos) << missing.err;
+}
+
+TEST_F(StoreCommands, BadInputGivesTheDocumentedMessageAndExitCode) {
+  WriteFile(Local("bad.csv"), "a,b\n1,2\n3\n4,5\n");
+  Outcome bad_row = Spool({"convert", Local("bad.csv").string(), Url("bad/ds")});
+  EXPECT_EQ(bad_row.exit_code, 1);
+  EXPECT_NE(bad_row.err.find("bad.csv:3: expected 2 fields (as in the header), found 1"), std::string::npos)
+      << bad_row.err;
+  EXPECT_NE(bad_row.err.find("--skip-bad"), std::string::npos) << bad_row.err;
+  EXPECT_NE(Spool({"stat", Url("bad/ds.manifest.json")}).exit_code, 0);  // nothing half-written is published
+
+  Outcome skipped = Spool({"--json", "convert", Local("bad.csv").string(), Url("bad/ds"), "--skip-bad"});
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.out.find("\"records\":2,\"skipped\":1"), std::string::npos) << skipped.out;
+
+  Outcome missing = Spool({"convert", Local("nothing.csv").string(), Url("x/ds")});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("nothing.csv"), std::string::npos) << missing.err;
+  Outcome malformed = Spool({"records", "count", "s3:///no-bucket"});
+  EXPECT_EQ(malformed.exit_code, 1);
+  EXPECT_TRUE(malformed.err.starts_with("spool: ")) << malformed.err;
+  EXPECT_EQ(Lines(malformed.err).size(), 1u) << malformed.err;
+  Outcome usage = Spool({"convert", Local("bad.csv").string()});
+  EXPECT_EQ(usage.exit_code, 2);
+  Outcome conflicting = Spool({"convert", "a.csv", Url("y"), "--shards", "2", "--shard-size", "1MiB"});
+  EXPECT_EQ(conflicting.exit_code, 2);
+}
+
+TEST_F(StoreCommands, VerifyReportsACorruptShardWithExitCode3) {
+  WriteFile(Local("t.csv"), "v\n1\n2\n3\n4\n");
+  ASSERT_EQ(Spool({"-q", "convert", Local("t.csv").string(), Url("v/ds"), "--shards", "1"}).exit_code, 0);
+  const std::string shard = Url("v/ds-00000-of-00001.tfrecord");
+  ASSERT_EQ(Spool({"-q", "cp", shard, Local("shard").string()}).exit_code, 0);
+  std::string bytes = ReadFile(Local("shard"));
+  ASSERT_GT(bytes.size(), 30u);
+  bytes[bytes.size() / 2] ^= 0x55;
+  WriteFile(Local("shard"), bytes);
+  ASSERT_EQ(Spool({"-q", "cp", Local("shard").string(), shard}).exit_code, 0);
+  Outcome verify = Spool({"records", "verify", Url("v/ds.manifest.json")});
+  EXPECT_EQ(verify.exit_code, 3) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("DAMAGED"), std::string::npos) << verify.out;
+  EXPECT_NE(verify.err.find("corrupted record at"), std::string::npos) << verify.err;
+  EXPECT_NE(verify.err.find("ds-00000-of-00001.tfrecord"), std::string::npos) << verify.err;
+}
+
+TEST_F(StoreCommands, SavesListsRestoresVerifiesAndPrunesCheckpoints) {
+  WriteFile(Local("ckpt/model.bin"), std::string(100000, 'm'));
+  WriteFile(Local("ckpt/opt/state"), "optimizer");
+  const std::string root = Url("ckpt");
+  ASSERT_EQ(Spool({"ckpt", "save", root, "--step", "100", Local("ckpt").string()}).exit_code, 0);
+  WriteFile(Local("ckpt/opt/state"), "optimizer at 200");
+  Outcome save = Spool({"ckpt", "save", root, "--step", "200", Local("ckpt").string(), "--metadata", "loader=e1"});
+  ASSERT_EQ(save.exit_code, 0) << save.err;
+  EXPECT_NE(save.out.find("saved step 200 (2 files"), std::string::npos) << save.out;
+  Outcome again = Spool({"ckpt", "save", root, "--step", "200", Local("ckpt").string()});
+  EXPECT_EQ(again.exit_code, 1);
+
+  Outcome list = Spool({"--json", "ckpt", "list", root});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  std::vector<std::string> lines = Lines(list.out);
+  ASSERT_EQ(lines.size(), 2u) << list.out;
+  EXPECT_NE(lines[0].find("\"step\":100"), std::string::npos);
+  EXPECT_NE(lines[1].find("\"step\":200"), std::string::npos);
+  EXPECT_NE(lines[1].find("\"metadata\":{\"loader\":\"e1\"}"), std::string::npos) << lines[1];
+
+  ASSERT_EQ(Spool({"-q", "ckpt", "restore", root, Local("latest").string()}).exit_code, 0);
+  EXPECT_EQ(Tree(Local("latest")), Tree(Local("ckpt")));
+  ASSERT_EQ(Spool({"-q", "ckpt", "restore", root, "--step", "100", Local("old").string()}).exit_code, 0);
+  EXPECT_EQ(ReadFile(Local("old/opt/state")), "optimizer");
+
+  Outcome verify = Spool({"ckpt", "verify", root});
+  EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_EQ(Lines(verify.out).size(), 2u) << verify.out;
+  Outcome prune = Spool({"ckpt", "prune", root, "--keep", "1"});
+  ASSERT_EQ(prune.exit_code, 0) << prune.err;
+  EXPECT_EQ(prune.out, "deleted step 100\n");
+  Outcome after = Spool({"ckpt", "list", root});
+  EXPECT_EQ(Lines(after.out).size(), 1u) << after.out;
+  Outcome gc = Spool({"ckpt", "gc", root, "--older-than", "1h"});
+  EXPECT_EQ(gc.exit_code, 0) << gc.err;
+  Outcome missing = Spool({"ckpt", "restore", Url("no-checkpoints"), Local("none").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no committed checkpoint"), std::string::npos) << missing.err;
+}
+
+TEST_F(StoreCommands, SyncCopiesOnlyWhatDiffers) {
+  WriteFile(Local("tree/a.txt"), "alpha");
+  WriteFile(Local("tree/sub/b.txt"), "beta");
+  WriteFile(Local("tree/big.bin"), std::string(9 << 20, 'x'));
+  const std::string to = Url("synced");
+  Outcome first = Spool({"sync", Local("tree").string(), to});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("3 copied, 0 deleted, 0 already up to date"), std::string::npos) << first.out;
+  Outcome second = Spool({"sync", Local("tree").string(), to});
+  EXPECT_NE(second.out.find("0 copied, 0 deleted, 3 already up to date"), std::string::npos) << second.out;
+  WriteFile(Local("tree/a.txt"), "ALPHA");  // same size, other bytes
+  fs::remove(Local("tree/sub/b.txt"));
+  Outcome third = Spool({"sync", "--delete", Local("tree").string(), to});
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_NE(third.out.find("1 copied, 1 deleted, 1 already up to date"), std::string::npos) << third.out;
+  // And back down into a local folder.
+  ASSERT_EQ(Spool({"-q", "sync", to, Local("back").string()}).exit_code, 0);
+  EXPECT_EQ(Tree(Local("back")), Tree(Local("tree")));
+}
+
+TEST_F(StoreCommands, WhoamiAndDoctorDescribeAccess) {
+  Outcome whoami = Spool({"whoami", root_});
+  ASSERT_EQ(whoami.exit_code, 0) << whoami.err;
+  EXPECT_NE(whoami.out.find("identity"), std::string::npos) << whoami.out;
+  if (Backend() == "s3") {
+    EXPECT_NE(whoami.out.find("from         environment"), std::string::npos) << whoami.out;
+    EXPECT_EQ(whoami.out.find(Env("AWS_SECRET_ACCESS_KEY")), std::string::npos);
+    EXPECT_EQ(whoami.out.find(Env("AWS_ACCESS_KEY_ID")), std::string::npos);  // masked
+  }
+  Outcome doctor = Spool({"doctor", root_ + "/"});
+  EXPECT_EQ(doctor.exit_code, 0) << doctor.out << doctor.err;
+  for (const char* step : {"config", "credentials", "list", "write", "read", "delete"}) {
+    EXPECT_NE(doctor.out.find(std::string(step)), std::string::npos) << doctor.out;
+  }
+  EXPECT_NE(doctor.out.find("verdict"), std::string::npos) << doctor.out;
+  if (Backend() != "local") {
+    EXPECT_NE(doctor.out.find("endpoint     ok"), std::string::npos) << doctor.out;
+  }
+}
+
+TEST_F(StoreCommands, MakeBucketSaysWhenTheBucketExists) {
+  if (Backend() == "local") {
+    Outcome local = Spool({"mb", root_});
+    EXPECT_EQ(local.exit_code, 1);
+    EXPECT_NE(local.err.find("creates s3:// and gs:// buckets"), std::string::npos) << local.err;
+    return;
+  }
+  std::string bucket = Backend() == "s3" ? "s3://" + Env("SPOOL_S3_TEST_BUCKET", "spool-test") : std::string("gs://") + kGcsBucket;
+  Outcome exists = Spool({"mb", bucket});
+  EXPECT_EQ(exists.exit_code, 1);
+  EXPECT_NE(exists.err.find("exists already"), std::string::npos) << exists.err;
+}
+
+}  // namespace
+}  // namespace spool::cli::testing
