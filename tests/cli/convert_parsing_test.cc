@@ -1,0 +1,108 @@
+// Unit tests of what `spool convert` parses: CSV records, JSON lines, column
+// types and --schema; and of the progress line's text.
+#include <gtest/gtest.h>
+
+#include "cli/convert/columns.h"
+#include "cli/convert/csv.h"
+#include "cli/convert/json_line.h"
+#include "cli/progress.h"
+
+namespace spool::cli {
+namespace {
+
+std::vector<std::string> Split(std::string_view text, bool* complete = nullptr, std::string* problem = nullptr) {
+  std::vector<std::string> fields;
+  std::string ignored;
+  bool done = SplitCsvRecord(text, &fields, problem ? problem : &ignored);
+  if (complete) *complete = done;
+  return fields;
+}
+
+TEST(CsvTest, SplitsQuotedAndEmptyFields) {
+  EXPECT_EQ(Split("a,b,c"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(Split("\"x, y\",\"say \"\"hi\"\"\","), (std::vector<std::string>{"x, y", "say \"hi\"", ""}));
+  EXPECT_EQ(Split(""), (std::vector<std::string>{""}));
+  EXPECT_EQ(Split(",,"), (std::vector<std::string>{"", "", ""}));
+}
+
+TEST(CsvTest, AQuotedFieldMayGoOnOverTheNextLine) {
+  bool complete = true;
+  Split("1,\"two", &complete);
+  EXPECT_FALSE(complete);
+  EXPECT_EQ(Split("1,\"two\nlines\",3", &complete), (std::vector<std::string>{"1", "two\nlines", "3"}));
+  EXPECT_TRUE(complete);
+}
+
+TEST(CsvTest, StrayQuotesAreProblems) {
+  std::string problem;
+  Split("a,b\"c", nullptr, &problem);
+  EXPECT_NE(problem.find("quote inside an unquoted field at column 2"), std::string::npos) << problem;
+  Split("\"a\"b,c", nullptr, &problem);
+  EXPECT_NE(problem.find("after a closing quote at column 1"), std::string::npos) << problem;
+}
+
+TEST(ColumnsTest, InfersInt64ThenFloatThenBytes) {
+  TypeInference ints, floats, bytes, empty;
+  for (auto value : {"1", "-20", "", "+3"}) ints.See(value);
+  for (auto value : {"1", "2.5", "1e-3", "nan"}) floats.See(value);
+  for (auto value : {"1", "2.5", "n/a"}) bytes.See(value);
+  EXPECT_EQ(ints.type(), ColumnType::kInt64);
+  EXPECT_EQ(floats.type(), ColumnType::kFloat);
+  EXPECT_EQ(bytes.type(), ColumnType::kBytes);
+  EXPECT_EQ(empty.type(), ColumnType::kBytes);
+  EXPECT_FALSE(ParseInt64("99999999999999999999"));
+  EXPECT_FALSE(ParseFloat(" 1"));
+  EXPECT_FALSE(ParseFloat("0x10"));
+}
+
+TEST(ColumnsTest, ParsesSchemas) {
+  auto schema = ParseSchema("age:int64,score:float,name:bytes");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  ASSERT_EQ(schema->size(), 3u);
+  EXPECT_EQ((*schema)[1].first, "score");
+  EXPECT_EQ((*schema)[1].second, ColumnType::kFloat);
+  EXPECT_FALSE(ParseSchema("age:int32").ok());
+  EXPECT_FALSE(ParseSchema(":float").ok());
+  EXPECT_FALSE(ParseSchema("").ok());
+}
+
+TEST(ColumnsTest, ValuesThatDoNotFitTheirTypeAreNamed) {
+  tensorflow::Example example;
+  EXPECT_EQ(SetFeatureFromText(example, "age", ColumnType::kInt64, "12"), "");
+  EXPECT_EQ(SetFeatureFromText(example, "age", ColumnType::kInt64, "x"), "column \"age\": \"x\" is not an int64");
+  EXPECT_EQ(SetFeatureFromText(example, "w", ColumnType::kFloat, "1.5kg"), "column \"w\": \"1.5kg\" is not a number");
+}
+
+TEST(JsonLineTest, ParsesScalarsListsAndEscapes) {
+  std::vector<JsonField> fields;
+  ASSERT_EQ(ParseJsonLine(R"({"a": 1, "b": -2.5e1, "s": "x\"\u00e9\n", "l": [1, 2], "t": true, "n": null})", &fields),
+            "");
+  ASSERT_EQ(fields.size(), 6u);
+  EXPECT_TRUE(fields[0].values[0].integer);
+  EXPECT_FALSE(fields[1].values[0].integer);
+  EXPECT_EQ(fields[1].values[0].text, "-2.5e1");
+  EXPECT_EQ(fields[2].values[0].text, "x\"\xc3\xa9\n");
+  EXPECT_TRUE(fields[3].is_list);
+  EXPECT_EQ(fields[3].values.size(), 2u);
+  EXPECT_TRUE(fields[4].values[0].boolean);
+  EXPECT_EQ(fields[5].values[0].kind, JsonScalar::Kind::kNull);
+}
+
+TEST(JsonLineTest, NamesWhatIsWrong) {
+  std::vector<JsonField> fields;
+  EXPECT_EQ(ParseJsonLine(R"({"m": {"a": 1}})", &fields), "\"m\" holds a nested object; flatten it into separate fields");
+  EXPECT_NE(ParseJsonLine(R"({"m": [[1]]})", &fields).find("nested list"), std::string::npos);
+  EXPECT_NE(ParseJsonLine(R"([1, 2])", &fields).find("expected '{'"), std::string::npos);
+  EXPECT_NE(ParseJsonLine(R"({"a": 1,})", &fields).find("column 9"), std::string::npos);
+  EXPECT_NE(ParseJsonLine(R"({"a": 01})", &fields).find("expected"), std::string::npos);
+  EXPECT_NE(ParseJsonLine(R"({"a": "open)", &fields).find("never closed"), std::string::npos);
+  EXPECT_NE(ParseJsonLine(R"({"a": 1} x)", &fields).find("end of the line"), std::string::npos);
+}
+
+TEST(ProgressTest, RendersAmountRateAndEta) {
+  EXPECT_EQ(Progress::Render(Progress::Unit::kBytes, 50 << 20, 100 << 20, 2.0), "50.0 MiB / 100.0 MiB  25.0 MiB/s  ETA 0:02");
+  EXPECT_EQ(Progress::Render(Progress::Unit::kRecords, 300, std::nullopt, 3.0), "300 records  100 records/s");
+}
+
+}  // namespace
+}  // namespace spool::cli
