@@ -36,10 +36,11 @@ A rule:
                                                   # object (bytes a-b/total, b+1 == total)
    ...kind's own fields}
 Kinds:
-  reset_response  {"bytes": N}  send the head and N body bytes, then reset (RST)
+  reset_response  {"bytes": N}  send the head and N body bytes, then reset (RST);
+                                an empty answer is reset before its head
   reset_request   {"bytes": N}  forward the head and N request body bytes, then reset
   stall_response  {"bytes": N, "seconds": T}  send N body bytes, stall T, go on
-                                (a response without a body stalls before its head)
+                                (an empty answer stalls before its head)
   stall_request   {"bytes": N, "seconds": T}  stall T after N request body bytes
   truncate        {"fraction": F}  answer with the first F of the body, its
                                 Content-Length cut to match; the connection stays
@@ -473,9 +474,12 @@ class Connection:
             response.set("Location", location.replace(self.proxy.upstream_text, self.proxy.own_text))
         if kind == "delay":
             time.sleep(float(rule.spec.get("seconds", 1)))
-        if kind == "stall_response" and not has_body:
+        empty = not has_body or response.header("content-length") == "0"
+        if kind == "stall_response" and empty:  # nothing to stall in: stall before the head
             time.sleep(float(rule.spec.get("seconds", 1)))
             kind = None
+        if kind == "reset_response" and empty:  # nothing to cut: reset before the head
+            self.cut()
         if kind == "truncate" and has_body:
             body = read_body(self.upstream_reader, response, has_body)
             keep = body[:int(len(body) * float(rule.spec.get("fraction", 0.5)))]
