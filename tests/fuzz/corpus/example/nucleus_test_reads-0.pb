@@ -1,0 +1,2 @@
+
+NODESC:headerGATTACA"BB>B@FA

@@ -1,0 +1,2 @@
+
+FASTQ'contains multiple spaces in description.CGGCTGGTCAGGCTGACATCGCCGCCGGCCTGCAGCGAGCCGCTGC".FAFAF;F/9;.:/;999B/9A.DFFF;-->.AAB/FC;9-@-=;=.

@@ -1,0 +1,2 @@
+
+FASTQ_with_trailing_spaceCGG"FAD
