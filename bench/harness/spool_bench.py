@@ -176,7 +176,9 @@ class Env:
         return " ".join(jobs) + ' for p in "${pids[@]}"; do wait "$p" || exit 1; done'
 
     def rm_prefix(self, key):
-        run_checked(self.spool_cmd("rm", "-r", self.s3(key)), self.env, f"removing {key}")
+        r = run_timed(self.spool_cmd("rm", "-r", self.s3(key)), self.env)
+        if r.rc != 0 and "no such object" not in r.out:
+            sys.exit(f"bench: removing {key} failed (exit {r.rc}): {r.out.strip()[-2000:]}")
 
 
 def versions(env):
@@ -380,9 +382,10 @@ def records_case(env, args, log):
     report = json.loads(text[:text.rindex("}") + 1])
     rows = {}
     for b in report["benchmarks"]:
-        if b.get("aggregate_name") != "median":
+        # One repetition reports the run itself; several report aggregates, of which we take the median.
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
-        name = b["run_name"].replace("BM_", "")
+        name = b["run_name"].replace("BM_", "").replace("/process_time", "")
         rows[name] = b["bytes_per_second"] / MiB
     log("  records (MiB/s per CPU-second, median): " + ", ".join(f"{k} {v:.0f}" for k, v in rows.items()))
     return rows
