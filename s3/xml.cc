@@ -99,6 +99,9 @@ std::optional<std::chrono::system_clock::time_point> ParseIso8601(std::string_vi
   std::string copy(text);
   const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
   if (end == nullptr) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits: years outside 1678-2262 do
+  // not fit (converting them overflows), and no S3 answer holds one.
+  if (tm.tm_year < 1900 - 1900 || tm.tm_year > 2200 - 1900) return std::nullopt;
   auto time = std::chrono::system_clock::from_time_t(timegm(&tm));
   if (*end == '.') {  // fractions of a second: keep milliseconds
     ++end;
