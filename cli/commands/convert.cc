@@ -128,6 +128,7 @@ Status RunConvert(const ConvertOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(auto output,
                          DatasetOutput::Open(*destination.store, destination.key, writer_options, task));
 
+  input->ReadAhead([&output](uint64_t position) { return output->Wants(position); });
   Progress progress(global, Progress::Unit::kRecords);
   uint64_t position = 0, bad = 0;
   tensorflow::Example example;

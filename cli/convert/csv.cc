@@ -82,6 +82,10 @@ Result<std::unique_ptr<CsvSource>> CsvSource::Open(
       return InvalidArgumentError(lines->url() + ":1: column " + std::to_string(i + 1) +
                                   " of the header has no name; the first row must name every column");
     }
+    if (std::find(columns.begin(), columns.begin() + i, columns[i]) != columns.begin() + i) {
+      return InvalidArgumentError(lines->url() + ":1: the header names column \"" + columns[i] +
+                                  "\" twice; feature names must be unique");
+    }
   }
 
   std::vector<ColumnType> types(columns.size(), ColumnType::kBytes);

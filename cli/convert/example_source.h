@@ -8,7 +8,11 @@
 // Not thread-safe: one thread reads a source.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "records/example.pb.h"
@@ -27,6 +31,10 @@ class ExampleSource {
   // The feature kinds every Example will have, for the manifest
   // ("int64_list", "float_list", "bytes_list"), in column order.
   virtual std::vector<std::pair<std::string, std::string>> Schema() const = 0;
+  // Which records (by 0-based position) the caller will want, so a source
+  // that fetches each record from a store can read the wanted ones ahead, in
+  // parallel. Call before the first Next(); the default ignores it.
+  virtual void ReadAhead(std::function<bool(uint64_t position)> /*wanted*/) {}
 };
 
 }  // namespace spool::cli

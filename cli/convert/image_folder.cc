@@ -58,7 +58,7 @@ Result<SourceItem> ImageFolderSource::Next(tensorflow::Example* example, std::st
   if (next_ >= images_.size()) return SourceItem::kEnd;
   const Image& image = images_[next_++];
   if (example == nullptr) return SourceItem::kExample;
-  SPOOL_ASSIGN_OR_RETURN(std::string bytes, ReadAll(*store_, image.key));
+  SPOOL_ASSIGN_OR_RETURN(std::string bytes, Read(next_ - 1));
   example->Clear();
   records::SetBytes(*example, "image/encoded", {bytes});
   records::SetBytes(*example, "image/format", {image.format});
@@ -66,6 +66,31 @@ Result<SourceItem> ImageFolderSource::Next(tensorflow::Example* example, std::st
   records::SetBytes(*example, "image/class/text", {classes_[image.label]});
   records::SetBytes(*example, "image/filename", {BaseName(image.key)});
   return SourceItem::kExample;
+}
+
+void ImageFolderSource::ReadAhead(std::function<bool(uint64_t position)> wanted) { wanted_ = std::move(wanted); }
+
+void ImageFolderSource::FillReadAhead() {
+  while (wanted_ && ahead_.size() < kReadAhead && scanned_ < images_.size()) {
+    size_t index = scanned_++;
+    if (!wanted_(index)) continue;
+    ahead_.emplace_back(index, std::async(std::launch::async, [store = store_, key = images_[index].key] {
+                          return ReadAll(*store, key);
+                        }));
+  }
+}
+
+Result<std::string> ImageFolderSource::Read(size_t index) {
+  if (scanned_ < index) scanned_ = index;  // never read ahead what was passed
+  while (!ahead_.empty() && ahead_.front().first < index) ahead_.pop_front();
+  FillReadAhead();
+  if (!ahead_.empty() && ahead_.front().first == index) {
+    Result<std::string> bytes = ahead_.front().second.get();
+    ahead_.pop_front();
+    FillReadAhead();
+    return bytes;
+  }
+  return ReadAll(*store_, images_[index].key);
 }
 
 std::vector<std::pair<std::string, std::string>> ImageFolderSource::Schema() const {

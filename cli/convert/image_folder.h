@@ -8,6 +8,8 @@
 // their extension, and files directly under the source, are not converted.
 #pragma once
 
+#include <deque>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +27,8 @@ class ImageFolderSource : public ExampleSource {
   // A null `example` skips the image without reading it.
   Result<SourceItem> Next(tensorflow::Example* example, std::string* problem) override;
   std::vector<std::pair<std::string, std::string>> Schema() const override;
+  // Keeps up to kReadAhead wanted images being read in parallel.
+  void ReadAhead(std::function<bool(uint64_t position)> wanted) override;
 
   size_t images() const { return images_.size(); }
   size_t classes() const { return classes_.size(); }
@@ -36,13 +40,20 @@ class ImageFolderSource : public ExampleSource {
     std::string format;
     int64_t label = 0;
   };
-  ImageFolderSource(std::shared_ptr<ObjectStore> store) : store_(std::move(store)) {}
+  explicit ImageFolderSource(std::shared_ptr<ObjectStore> store) : store_(std::move(store)) {}
+  void FillReadAhead();
+  Result<std::string> Read(size_t index);
+
+  static constexpr size_t kReadAhead = 16;
 
   std::shared_ptr<ObjectStore> store_;
   std::vector<std::string> classes_;  // sorted
   std::vector<Image> images_;         // in key order
   size_t next_ = 0;
   size_t ignored_ = 0;
+  std::function<bool(uint64_t)> wanted_;  // unset: no read-ahead
+  size_t scanned_ = 0;                    // images considered for read-ahead
+  std::deque<std::pair<size_t, std::future<Result<std::string>>>> ahead_;  // in image order
 };
 
 // "JPEG" for "x.jpg", "PNG" for "y.PNG", ... ; "" for other extensions.
