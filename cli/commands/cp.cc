@@ -19,8 +19,10 @@
 #include <mutex>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/copy_object.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "core/executor.h"
 #include "core/storage/transfer.h"
 
@@ -49,29 +51,22 @@ Side SideOf(const StoreLocation& location, std::string key) {
 }
 
 // Copies one object the fastest way the two ends allow.
-Result<ObjectInfo> CopyOne(const Side& from, const Side& to) {
-  if (from.store == to.store && from.key == to.key) {
-    return InvalidArgumentError(from.Describe() + " and " + to.Describe() + " are the same object");
-  }
-  if (to.local) return DownloadFile(*from.store, from.key, to.Path());
-  if (from.local) return UploadFile(from.Path(), *to.store, to.key);
-  if (from.store == to.store) {
-    Result<ObjectInfo> copied = from.store->Copy(from.key, to.key);
-    if (copied.ok() || copied.status().code() != StatusCode::kUnimplemented) return copied;
-  }
-  return CopyObject(*from.store, from.key, *to.store, to.key);
+Result<ObjectInfo> CopyOne(const Side& from, const Side& to, const TransferOptions& options) {
+  return CopyObjectBetween({from.store.get(), from.key, from.local}, {to.store.get(), to.key, to.local}, options);
 }
 
 // Runs copies in parallel on the shared executor, reporting each outcome.
 // Thread-safe except Submit (see there).
 class CopyRunner {
  public:
-  explicit CopyRunner(const GlobalOptions& global) : global_(global), group_(DefaultExecutor()) {}
+  explicit CopyRunner(const GlobalOptions& global)
+      : global_(global), progress_(global, Progress::Unit::kBytes, 0), group_(DefaultExecutor()) {}
 
   // Blocks while kCopiesInFlight copies are running. Bounding them bounds
   // the nesting of TaskGroup waits (a waiting copy may run a queued one) and
   // the budget their first buffers take. Call from one thread, not a task.
-  void Submit(Side from, Side to) {
+  void Submit(Side from, Side to, uint64_t size) {
+    progress_.AddTotal(size);
     {
       std::unique_lock lock(mu_);
       slot_free_.wait(lock, [this] { return running_ < kCopiesInFlight; });
@@ -79,7 +74,9 @@ class CopyRunner {
       ++started_;
     }
     group_.Submit([this, from = std::move(from), to = std::move(to)]() -> Status {
-      Result<ObjectInfo> copied = CopyOne(from, to);
+      TransferOptions transfer;
+      transfer.on_progress = [this](uint64_t bytes) { progress_.Add(bytes); };
+      Result<ObjectInfo> copied = CopyOne(from, to, transfer);
       std::lock_guard lock(mu_);
       --running_;
       slot_free_.notify_one();
@@ -88,7 +85,7 @@ class CopyRunner {
       } else if (global_.json) {
         PrintLine("{\"copied\":" + JsonString(from.Describe()) + ",\"to\":" + JsonString(to.Describe()) +
                   ",\"size\":" + std::to_string(copied->size) + "}");
-      } else if (!global_.quiet) {
+      } else if (!global_.quiet && !progress_.shown()) {
         PrintLine("copied " + from.Describe() + " -> " + to.Describe());
       }
       return OkStatus();  // one failed file does not stop the others
@@ -105,6 +102,7 @@ class CopyRunner {
   // OK, the one error there was, or a summary (each error was printed).
   Status Finish() {
     SPOOL_RETURN_IF_ERROR(group_.Wait());
+    progress_.Finish();
     std::lock_guard lock(mu_);
     if (failed_ <= 1) return first_error_;
     return Status(first_error_.code(), std::to_string(failed_) + " of " + std::to_string(started_) + " copies failed");
@@ -132,6 +130,7 @@ class CopyRunner {
   size_t started_ = 0;
   size_t failed_ = 0;
   Status first_error_;
+  Progress progress_;  // bytes copied, on a terminal
   TaskGroup group_;  // last: waits for the tasks before the rest goes away
 };
 
@@ -189,8 +188,9 @@ Status MirrorFolder(const StoreLocation& source, const StoreLocation& destinatio
   size_t found = 0;
   // A source that is itself an object is copied into the folder by name.
   if (!source.key.empty() && !source.key.ends_with('/')) {
-    if (store.Stat(source.key).ok()) {
-      runner.Submit(SideOf(source, source.key), SideOf(destination, JoinKey(destination.key, BaseName(source.key))));
+    if (Result<ObjectInfo> info = store.Stat(source.key); info.ok()) {
+      runner.Submit(SideOf(source, source.key), SideOf(destination, JoinKey(destination.key, BaseName(source.key))),
+                    info->size);
       ++found;
     }
   }
@@ -205,7 +205,7 @@ Status MirrorFolder(const StoreLocation& source, const StoreLocation& destinatio
                                            ": its name would leave the destination folder"));
         continue;
       }
-      runner.Submit(SideOf(source, info.key), SideOf(destination, JoinKey(destination.key, relative)));
+      runner.Submit(SideOf(source, info.key), SideOf(destination, JoinKey(destination.key, relative)), info.size);
     }
     return OkStatus();
   }));
@@ -256,7 +256,7 @@ Status RunCp(const CpOptions& options, const GlobalOptions& global) {
       continue;
     }
     std::string to_key = into_folder ? JoinKey(destination.key, BaseName(source->key)) : destination.key;
-    runner.Submit(SideOf(*source, source->key), SideOf(destination, to_key));
+    runner.Submit(SideOf(*source, source->key), SideOf(destination, to_key), info->size);
   }
   return runner.Finish();
 }

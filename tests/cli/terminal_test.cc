@@ -40,6 +40,16 @@ TEST_F(Terminal, SyncShowsBytesRateAndEtaOnATerminal) {
   EXPECT_NE(out.find("2 copied"), std::string::npos) << out;
 }
 
+TEST_F(Terminal, CpShowsBytesRateAndEtaOnATerminal) {
+  std::string out = UnderTerminal(std::string(SPOOL_BINARY) + " cp -r " + (dir_.path() / "src").string() + " " +
+                                      (dir_.path() / "copy").string(),
+                                  dir_.path());
+  EXPECT_NE(out.find("\r\033[K"), std::string::npos) << out;
+  EXPECT_NE(out.find("48.0 MiB / 48.0 MiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("B/s"), std::string::npos) << out;
+  EXPECT_EQ(ReadFile(dir_.path() / "copy/big.bin").size(), size_t{48} << 20);
+}
+
 TEST_F(Terminal, ConvertCountsRecordsOnATerminal) {
   WriteFile(dir_.path() / "t.csv", "a\n1\n2\n3\n");
   std::string out = UnderTerminal(std::string(SPOOL_BINARY) + " convert " + (dir_.path() / "t.csv").string() + " " +
