@@ -21,6 +21,16 @@ struct S3Client::Request {
 };
 
 namespace {
+// An answer that does not parse names the request and the object, like
+// every other error: "DeleteObjects s3://bucket: the server sent a malformed ...".
+template <typename T>
+Result<T> NameParseError(Result<T> parsed, const std::string& operation, const std::string& resource) {
+  if (parsed.ok()) return parsed;
+  return parsed.status().WithContext(operation + " " + resource);
+}
+}  // namespace
+
+namespace {
 
 constexpr std::string_view kDefaultContentType = "binary/octet-stream";
 
@@ -228,7 +238,7 @@ Result<std::string> S3Client::CreateMultipartUpload(std::string_view key, const 
   // cleanup call (AbortIncompleteUploads) removes.
   std::string body;
   SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
-  return ParseInitiateMultipartUpload(body);
+  return NameParseError(ParseInitiateMultipartUpload(body), request.operation, Describe(key));
 }
 
 Result<std::string> S3Client::UploadPart(std::string_view key, const std::string& upload_id, int part_number,
@@ -252,7 +262,7 @@ Result<CopyResult> S3Client::UploadPartCopy(std::string_view from_key, std::stri
                                "bytes=" + std::to_string(first_byte) + "-" + std::to_string(last_byte));
   std::string body;
   SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
-  return ParseCopyResult(body);
+  return NameParseError(ParseCopyResult(body), request.operation, Describe(key));
 }
 
 Result<std::string> S3Client::CompleteMultipartUpload(std::string_view key, const std::string& upload_id,
@@ -271,7 +281,8 @@ Result<std::string> S3Client::CompleteMultipartUpload(std::string_view key, cons
     return ErrorFromResponse(HttpResponse{error->code == "InternalError" ? 500 : 400, response.headers, "", 0, 0},
                              body, ErrorContext{"CompleteMultipartUpload", Describe(key), CurrentLocation().endpoint.ToString(), ""});
   }
-  SPOOL_ASSIGN_OR_RETURN(CompleteMultipartResult result, ParseCompleteMultipartUpload(body));
+  SPOOL_ASSIGN_OR_RETURN(CompleteMultipartResult result,
+                         NameParseError(ParseCompleteMultipartUpload(body), request.operation, Describe(key)));
   return result.etag;
 }
 
@@ -290,7 +301,7 @@ Result<ListMultipartUploadsResult> S3Client::ListMultipartUploads(std::string_vi
   if (!upload_id_marker.empty()) request.query.emplace_back("upload-id-marker", std::string(upload_id_marker));
   std::string body;
   SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
-  return ParseListMultipartUploads(body);
+  return NameParseError(ParseListMultipartUploads(body), request.operation, Describe(""));
 }
 
 Result<ListObjectsResult> S3Client::ListObjectsV2(const ListOptions& options) {
@@ -301,7 +312,7 @@ Result<ListObjectsResult> S3Client::ListObjectsV2(const ListOptions& options) {
   if (options.max_keys > 0) request.query.emplace_back("max-keys", std::to_string(options.max_keys));
   std::string body;
   SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
-  return ParseListObjectsV2(body);
+  return NameParseError(ParseListObjectsV2(body), request.operation, Describe(options.prefix));
 }
 
 Status S3Client::DeleteObject(std::string_view key) {
@@ -329,7 +340,7 @@ Result<std::vector<DeleteObjectsError>> S3Client::DeleteObjects(const std::vecto
   request.headers.emplace_back("content-md5", Base64Encode(Md5(xml)));
   std::string body;
   SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
-  return ParseDeleteObjectsResult(body);
+  return NameParseError(ParseDeleteObjectsResult(body), request.operation, Describe(""));
 }
 
 Result<CopyResult> S3Client::CopyObject(std::string_view from_key, std::string_view to_key) {
@@ -341,7 +352,7 @@ Result<CopyResult> S3Client::CopyObject(std::string_view from_key, std::string_v
     return ErrorFromResponse(HttpResponse{500, response.headers, "", 0, 0}, body,
                              ErrorContext{"CopyObject", Describe(to_key), CurrentLocation().endpoint.ToString(), ""});
   }
-  return ParseCopyResult(body);
+  return NameParseError(ParseCopyResult(body), request.operation, Describe(to_key));
 }
 
 Result<std::string> S3Client::PresignGet(std::string_view key, std::chrono::seconds expires) {
