@@ -154,6 +154,9 @@ Status CheckpointManager::CommitManifest(int64_t step, const std::string& json) 
     Result<ObjectInfo> written = WriteAll(*store_, key, json, write_options);
     if (written.ok()) return OkStatus();
     if (written.status().code() == StatusCode::kAlreadyExists) {
+      // The store's retry of our own PUT finds the key taken when the first
+      // attempt landed but its answer was lost: the same bytes mean it did.
+      if (auto stored = ReadAll(*store_, key); stored.ok() && *stored == json) return OkStatus();
       return AlreadyExistsError(Url(key) + " was committed by another writer meanwhile; this save is discarded");
     }
     if (written.status().code() != StatusCode::kUnimplemented) return written.status();
