@@ -213,7 +213,7 @@ def versions(env):
 def make_data(env, big_size, small_count, ckpt_size, ckpt_files):
     data = os.path.join(env.work, "data")
     os.makedirs(data, exist_ok=True)
-    big = os.path.join(data, "big.bin")
+    big = os.path.join(data, f"big-{big_size}.bin")
     if not os.path.exists(big) or os.path.getsize(big) != big_size:
         with open(big, "wb") as f:
             left = big_size
@@ -412,13 +412,13 @@ def size_mib(text):
 def loader_case(env, args, log):
     binary = os.path.join(env.build, "bench", "loader", "loader_bench")
     local = os.path.join(env.work, "loader-local")
-    records = 512 if args.quick else 4096
+    records = 256 if args.quick else 4096
     runs = []
-    for r in range(1 if args.quick else 3):
+    for r in range(1 if args.quick else 2):
         shutil.rmtree(local, ignore_errors=True)
         os.makedirs(local)
         run = run_checked([binary, "--s3", env.s3(f"loader/{r}"), "--local", local, "--records", str(records),
-                           "--passes", "2" if args.quick else "3", "--budget", "256MiB"], env.env, "loader_bench")
+                           "--passes", "1" if args.quick else "3", "--budget", "256MiB"], env.env, "loader_bench")
         local_rps = parse_float(r"\nlocal\s+([\d.]+) records/s", run.out, "local records/s")
         s3_rps = parse_float(r"\ns3\s+([\d.]+) records/s", run.out, "s3 records/s")
         m = re.search(r"\ns3\s+[\d.]+ records/s.*peak RSS ([\d.]+ \w+) \(budget ([\d.]+ \w+)", run.out)
@@ -439,7 +439,7 @@ def async_case(env, args, log):
     os.makedirs(work, exist_ok=True)
     size = "128MiB" if args.quick else "512MiB"
     run = run_checked([binary, "--url", env.s3("async-ckpt"), "--size", size, "--files", "20",
-                       "--rounds", str(args.rounds), "--work", work], env.env, "checkpoint_bench")
+                       "--rounds", str(max(args.rounds, 3)), "--work", work], env.env, "checkpoint_bench")
     sync = parse_float(r"synchronous Save blocks\s+([\d.]+) s", run.out, "sync blocking")
     asyn = parse_float(r"SaveAsync blocks\s+([\d.]+) s", run.out, "async blocking")
     log(f"  async checkpoint ({size}): sync Save blocks {sync:.3f} s, SaveAsync blocks {asyn:.4f} s")
@@ -491,12 +491,14 @@ def evaluate(results):
 def markdown(results):
     m = results["machine"]
     lines = [f"# spool benchmarks, {results['timestamp']}", "",
+             "" if results.get("complete") else "**Incomplete run: only the cases below finished.**\n",
              f"{'Quick run (smaller data, fewer rounds): not the reference figures. ' if results['quick'] else ''}"
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}. "
              f"Server: {m['server']}; client and server share the cores.", "",
              "Versions: " + "; ".join(f"{k} `{m[k]}`" for k in ("spool", "aws", "rclone", "s3cmd", "curl")), "",
-             f"Each transfer case: {results['warmup']} warm-up round, then {results['rounds']} rounds, tools "
-             "alternating (A B C A B C). Median MiB/s with min-max over the rounds; ratio = spool speed / peer "
+             f"Transfer cases, tools alternating (A B C A B C): one object {results['warmup']} warm-up round(s) "
+             f"then {results['rounds']} measured; small objects and checkpoint {results['small_warmup']} warm-up "
+             f"then {results['small_rounds']} measured. Median MiB/s with min-max over the rounds; ratio = spool speed / peer "
              "speed (> 1: spool faster); peak RSS of the process (for aws/rclone/s3cmd the CLI process itself).", ""]
     if results.get("transfers"):
         lines += ["| case | direction | tool | MiB/s median | min-max | peak RSS MiB | spool/peer |",
@@ -567,7 +569,8 @@ def main():
                    help="comma-separated subset of object,small,checkpoint,records,loader,async")
     p.add_argument("--rounds", type=int, help="measured rounds per case (default 5, quick 2)")
     p.add_argument("--small-rounds", type=int, help="rounds for the small-object and checkpoint cases")
-    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--warmup", type=int, help="warm-up rounds per case (default 1, quick 0)")
+    p.add_argument("--small-warmup", type=int, help="warm-up rounds for the small-object and checkpoint cases")
     p.add_argument("--part-mib", type=int, default=16, help="part size given to the peers")
     p.add_argument("--streams", type=int, default=8, help="parallel streams given to the peers")
     p.add_argument("--work", default="/dev/shm/spool-bench", help="data and downloads (tmpfs: measure the network)")
@@ -575,8 +578,12 @@ def main():
     p.add_argument("--note", action="append", default=[], help="a line for the Notes section")
     args = p.parse_args()
     args.cases = args.cases.split(",")
-    args.rounds = args.rounds or (2 if args.quick else 5)
-    args.small_rounds = args.small_rounds or args.rounds
+    args.rounds = args.rounds or (1 if args.quick else 5)
+    args.warmup = (0 if args.quick else 1) if args.warmup is None else args.warmup
+    # 10,000 small objects and 2 GiB checkpoints take minutes a round with the slower peers on 2 cores:
+    # fewer rounds keep the full run within 15 minutes (the untimed upload of the sources warms the server).
+    args.small_rounds = args.small_rounds or (args.rounds if args.quick else 2)
+    args.small_warmup = 0 if args.small_warmup is None else args.small_warmup
     env = Env(args)
     if args.dry_run:
         return dry_run(env, args)
@@ -588,12 +595,13 @@ def main():
 
     results = {"timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "quick": args.quick, "rounds": args.rounds, "small_rounds": args.small_rounds,
-               "warmup": args.warmup, "machine": versions(env), "settings": env.settings(), "notes": args.note}
+               "warmup": args.warmup, "small_warmup": args.small_warmup, "machine": versions(env),
+               "settings": env.settings(), "notes": args.note}
     wanted_transfers = [c for c in args.cases if c in TRANSFER_GOALS]
     if wanted_transfers:
         log("generating data")
-        big, small, ckpt = make_data(env, (256 * MiB) if args.quick else GiB, 1000 if args.quick else 10000,
-                                     (256 * MiB) if args.quick else 2 * GiB, 20)
+        big, small, ckpt = make_data(env, (128 * MiB) if args.quick else GiB, 500 if args.quick else 10000,
+                                     (128 * MiB) if args.quick else 2 * GiB, 20)
         log("uploading the download sources")
         upload_sources(env, big, small, ckpt, wanted_transfers)
         results["transfers"] = []
@@ -601,21 +609,33 @@ def main():
             if kind not in wanted_transfers:
                 continue
             log(f"case: {case.name}, {case.direction}")
-            rounds = args.rounds if kind == "object" else args.small_rounds
-            rows = case.run(env, rounds, args.warmup, log)
+            rounds, warmup = (args.rounds, args.warmup) if kind == "object" else (args.small_rounds, args.small_warmup)
+            rows = case.run(env, rounds, warmup, log)
             results["transfers"].append({"kind": kind, "case": case.name, "direction": case.direction,
-                                         "bytes": case.nbytes, "rounds": rounds, "tools": rows})
+                                         "bytes": case.nbytes, "rounds": rounds, "warmup": warmup,
+                                         "tools": rows})
+            save(results, args, started, done=False)
         env.rm_prefix("up/")
     if "records" in args.cases:
         log("case: records")
         results["records"] = records_case(env, args, log)
+        save(results, args, started, done=False)
     if "loader" in args.cases:
         log("case: loader")
         results["loader"] = loader_case(env, args, log)
+        save(results, args, started, done=False)
     if "async" in args.cases:
         log("case: async checkpoint")
         results["async_checkpoint"] = async_case(env, args, log)
+    save(results, args, started, done=True)
+    log(f"done; results in {os.path.normpath(args.results)}")
+    return 0
+
+
+def save(results, args, started, done):
+    """Writes the results so far: an interrupted run still leaves the cases it finished."""
     results["elapsed_s"] = round(time.monotonic() - started, 1)
+    results["complete"] = done
     evaluate(results)
     text = markdown(results)
     os.makedirs(args.results, exist_ok=True)
@@ -625,9 +645,8 @@ def main():
     for name in (f"{stamp}.md", "latest.md"):
         with open(os.path.join(args.results, name), "w") as f:
             f.write(text)
-    print(text)
-    log(f"done; results in {os.path.normpath(args.results)}")
-    return 0
+    if done:
+        print(text)
 
 
 if __name__ == "__main__":
