@@ -1,132 +1,48 @@
 #include "s3/flat_json.h"
 
-#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 
 namespace spool::s3 {
 namespace {
 
-class Scanner {
- public:
-  explicit Scanner(std::string_view text) : text_(text) {}
-
-  void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+// Numbers print as integers when they are whole ("Version": 1 -> "1").
+std::string NumberText(double value) {
+  char text[32];
+  if (std::nearbyint(value) == value && std::fabs(value) < 9007199254740992.0) {
+    std::snprintf(text, sizeof text, "%.0f", value);
+  } else {
+    std::snprintf(text, sizeof text, "%.17g", value);
   }
-  bool Consume(char c) {
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  char Peek() {
-    SkipSpace();
-    return pos_ < text_.size() ? text_[pos_] : '\0';
-  }
-
-  bool String(std::string* out) {
-    if (!Consume('"')) return false;
-    out->clear();
-    while (pos_ < text_.size()) {
-      char c = text_[pos_++];
-      if (c == '"') return true;
-      if (c != '\\') {
-        out->push_back(c);
-        continue;
-      }
-      if (pos_ >= text_.size()) return false;
-      char e = text_[pos_++];
-      switch (e) {
-        case 'n': out->push_back('\n'); break;
-        case 't': out->push_back('\t'); break;
-        case 'r': out->push_back('\r'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'u': {
-          if (pos_ + 4 > text_.size()) return false;
-          unsigned code = 0;
-          for (int i = 0; i < 4; ++i) {
-            const char h = text_[pos_++];
-            if (!std::isxdigit(static_cast<unsigned char>(h))) return false;
-            code = code * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0'
-                                                                                                : (h | 0x20) - 'a' + 10);
-          }
-          if (code < 0x80) {
-            out->push_back(static_cast<char>(code));
-          } else if (code < 0x800) {
-            out->push_back(static_cast<char>(0xc0 | (code >> 6)));
-            out->push_back(static_cast<char>(0x80 | (code & 0x3f)));
-          } else {
-            out->push_back(static_cast<char>(0xe0 | (code >> 12)));
-            out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3f)));
-            out->push_back(static_cast<char>(0x80 | (code & 0x3f)));
-          }
-          break;
-        }
-        default: out->push_back(e);
-      }
-    }
-    return false;
-  }
-
-  // A scalar as text, or a nested value skipped (returns "").
-  bool Value(std::string* out) {
-    char c = Peek();
-    if (c == '"') return String(out);
-    if (c == '{' || c == '[') return SkipNested(out);
-    out->clear();
-    while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}' &&
-           !std::isspace(static_cast<unsigned char>(text_[pos_]))) {
-      out->push_back(text_[pos_++]);
-    }
-    return !out->empty();
-  }
-
-  bool AtEnd() {
-    SkipSpace();
-    return pos_ == text_.size();
-  }
-
- private:
-  bool SkipNested(std::string* out) {
-    out->clear();
-    int depth = 0;
-    std::string ignored;
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (c == '"') {
-        if (!String(&ignored)) return false;
-        continue;
-      }
-      ++pos_;
-      if (c == '{' || c == '[') ++depth;
-      if ((c == '}' || c == ']') && --depth == 0) return true;
-    }
-    return false;
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
+  return text;
+}
 
 }  // namespace
 
 Result<std::map<std::string, std::string>> ParseFlatJson(std::string_view text) {
-  auto invalid = [&] {
-    return InvalidArgumentError("expected a JSON object, got \"" + std::string(text.substr(0, 80)) + "\"");
-  };
-  Scanner scanner(text);
-  std::map<std::string, std::string> out;
-  if (!scanner.Consume('{')) return invalid();
-  if (scanner.Consume('}')) return out;
-  do {
-    std::string key, value;
-    if (!scanner.String(&key) || !scanner.Consume(':') || !scanner.Value(&value)) return invalid();
-    out[key] = value;
-  } while (scanner.Consume(','));
-  if (!scanner.Consume('}') || !scanner.AtEnd()) return invalid();
-  return out;
+  google::protobuf::Struct object;
+  // protobuf's JSON parser accepts an empty document as an empty message;
+  // a credential answer must be an object.
+  const bool looks_like_object = text.find('{') != std::string_view::npos;
+  const auto parsed = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(text.data(), text.size()), &object);
+  if (!looks_like_object || !parsed.ok()) {
+    return InvalidArgumentError("the credentials answer is not a JSON object");
+  }
+  std::map<std::string, std::string> fields;
+  for (const auto& [name, value] : object.fields()) {
+    switch (value.kind_case()) {
+      case google::protobuf::Value::kStringValue: fields[name] = value.string_value(); break;
+      case google::protobuf::Value::kNumberValue: fields[name] = NumberText(value.number_value()); break;
+      case google::protobuf::Value::kBoolValue: fields[name] = value.bool_value() ? "true" : "false"; break;
+      case google::protobuf::Value::kNullValue: fields[name] = "null"; break;
+      default: break;  // nested objects and arrays carry nothing a credential source needs
+    }
+  }
+  return fields;
 }
 
 }  // namespace spool::s3

@@ -2,7 +2,8 @@
 // (credential_process, container credentials, EC2 instance metadata):
 // {"AccessKeyId": "...", "Version": 1, ...}. Values that are strings,
 // numbers, booleans or null are kept as text; nested objects and arrays
-// are skipped. Pure, thread-safe.
+// are skipped. Parsed with protobuf's JSON mapping (google.protobuf.Struct).
+// Pure, thread-safe.
 #pragma once
 
 #include <map>
