@@ -58,6 +58,7 @@ import http.server
 import json
 import os
 import re
+import select
 import socket
 import ssl
 import struct
@@ -465,7 +466,25 @@ class Connection:
     def request_fault(self, rule):
         if rule.kind == "reset_request":
             self.cut()
-        time.sleep(float(rule.spec.get("seconds", 1)))
+        self.stall(float(rule.spec.get("seconds", 1)))
+
+    def stall(self, seconds):
+        """Holds the exchange for `seconds`, unless the client gives up first:
+        then the server's side is cut too, so the fault hits one request only
+        (a server blocked on a half-sent body would otherwise stall the
+        client's retries as well)."""
+        deadline = time.time() + seconds
+        while (left := deadline - time.time()) > 0:
+            readable, _, _ = select.select([self.client], [], [], left)
+            if not readable:
+                continue
+            try:
+                data = self.client.recv(COPY_BLOCK)
+            except OSError:
+                data = b""
+            if not data:
+                self.cut()
+            self.client_reader.buffer += data  # the rest of its request: kept for after the stall
 
     def relay_response(self, request, response, has_body, rule):
         kind = rule.kind if rule else None
@@ -476,7 +495,7 @@ class Connection:
             time.sleep(float(rule.spec.get("seconds", 1)))
         empty = not has_body or response.header("content-length") == "0"
         if kind == "stall_response" and empty:  # nothing to stall in: stall before the head
-            time.sleep(float(rule.spec.get("seconds", 1)))
+            self.stall(float(rule.spec.get("seconds", 1)))
             kind = None
         if kind == "reset_response" and empty:  # nothing to cut: reset before the head
             self.cut()
@@ -509,7 +528,7 @@ class Connection:
     def response_fault(self, rule):
         if rule.kind == "reset_response":
             self.cut()
-        time.sleep(float(rule.spec.get("seconds", 1)))
+        self.stall(float(rule.spec.get("seconds", 1)))
 
 
 # --------------------------------------------------------------------------
