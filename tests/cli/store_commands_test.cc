@@ -293,6 +293,19 @@ TEST_F(StoreCommands, SyncCopiesOnlyWhatDiffers) {
   EXPECT_EQ(Tree(Local("back")), Tree(Local("tree")));
 }
 
+TEST_F(StoreCommands, CopiesATreeBothWaysByteForByte) {
+  WriteFile(Local("tree/a.txt"), "alpha\n");
+  WriteFile(Local("tree/empty"), "");
+  WriteFile(Local("tree/with space.txt"), "spaced");
+  WriteFile(Local("tree/sub/deeper/c.bin"), std::string(20 << 20, 'c') + "end");  // several parts
+  Outcome up = Spool({"cp", "-r", Local("tree").string(), Url("tree")});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_EQ(Lines(up.out).size(), 4u) << up.out;
+  Outcome down = Spool({"--quiet", "cp", "-r", Url("tree/"), Local("down").string()});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_EQ(Tree(Local("down")), Tree(Local("tree")));
+}
+
 TEST_F(StoreCommands, WhoamiAndDoctorDescribeAccess) {
   Outcome whoami = Spool({"whoami", root_});
   ASSERT_EQ(whoami.exit_code, 0) << whoami.err;
