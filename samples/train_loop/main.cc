@@ -43,7 +43,7 @@ struct Args {
   int64_t log_every = 50;
   uint64_t batch_size = 32;
   uint64_t seed = 7;
-  double learning_rate = 0.02;
+  double learning_rate = 0.5;
   int step_delay_ms = 0;  // simulated compute per step, for demos
   int inputs = 64;
   int classes = 10;
@@ -219,8 +219,10 @@ Status Train(const Args& args) {
       SPOOL_ASSIGN_OR_RETURN(spool::AsyncSaveStart start,
                              manager->SaveAsync(progress.step, Snapshot(model), Metadata(progress, *loader, last_loss)));
       SPOOL_RETURN_IF_ERROR(start.previous);
-      std::printf("  checkpoint step %lld saving in the background\n", static_cast<long long>(progress.step));
-      std::fflush(stdout);
+      if (progress.step % args.log_every == 0) {
+        std::printf("  checkpoint step %lld saving in the background\n", static_cast<long long>(progress.step));
+        std::fflush(stdout);
+      }
     }
   }
   if (manager->save_in_flight()) SPOOL_RETURN_IF_ERROR(manager->Wait().status());
