@@ -205,6 +205,11 @@ Status MirrorFolder(const StoreLocation& source, const StoreLocation& destinatio
                                            ": its name would leave the destination folder"));
         continue;
       }
+      if (IsLocal(destination) && PassesThroughSymlink("/" + destination.key, relative)) {
+        runner.Reject(InvalidArgumentError("refusing to copy " + store.Describe(info.key) +
+                                           ": a folder on its way in the destination is a symbolic link"));
+        continue;
+      }
       runner.Submit(SideOf(source, info.key), SideOf(destination, JoinKey(destination.key, relative)), info.size);
     }
     return OkStatus();

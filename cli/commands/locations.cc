@@ -1,5 +1,7 @@
 #include "cli/commands/locations.h"
 
+#include <filesystem>
+
 namespace spool::cli {
 
 Result<StoreLocation> Open(std::string_view url, const GlobalOptions& global) {
@@ -30,6 +32,18 @@ bool IsSafeRelativeKey(std::string_view relative) {
     start = end + 1;
   }
   return true;
+}
+
+bool PassesThroughSymlink(const std::string& root, std::string_view relative) {
+  std::filesystem::path at(root);
+  size_t start = 0;
+  for (size_t slash = relative.find('/'); slash != std::string_view::npos; slash = relative.find('/', start)) {
+    at /= std::string(relative.substr(start, slash - start));
+    std::error_code ignored;
+    if (std::filesystem::is_symlink(at, ignored)) return true;
+    start = slash + 1;
+  }
+  return false;
 }
 
 Status ForEachPage(ObjectStore& store, ListOptions options, const std::function<Status(const ListPage&)>& visit) {

@@ -26,6 +26,11 @@ std::string BaseName(std::string_view key);
 // "." or ".." segments. Keys that fail this are never copied to a path.
 bool IsSafeRelativeKey(std::string_view relative);
 
+// Whether writing `relative` (a safe relative key) below the local folder
+// `root` would go through a folder that is a symbolic link, and so possibly
+// land outside `root`. Such writes are refused.
+bool PassesThroughSymlink(const std::string& root, std::string_view relative);
+
 // Calls `visit` with each page of the listing, in order.
 Status ForEachPage(ObjectStore& store, ListOptions options, const std::function<Status(const ListPage&)>& visit);
 
