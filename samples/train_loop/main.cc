@@ -4,7 +4,7 @@
 // the loader's position in the manifest's metadata), and on start-up restores
 // the latest complete checkpoint and continues exactly where it stopped.
 //
-//   train_loop --data /tmp/digits/train.manifest.json --checkpoints /tmp/ckpt \
+//   train_loop --data /tmp/digits/train.manifest.json --checkpoints /tmp/ckpt
 //              --eval /tmp/digits/test.manifest.json --steps 600 --save-every 50
 //
 // It prints a line per --log-every steps (loss, records/s, input wait) and a
