@@ -271,7 +271,10 @@ class Case:
     def run(self, env, rounds, warmup, log):
         results = {tool: [] for tool, _ in self.tools}
         for r in range(warmup + rounds):
-            for tool, step in self.tools:
+            # Each round starts with the next tool, so that none always runs first after another
+            # case's writes (the server's garbage collection and flushes land on whoever is first).
+            order = self.tools[r % len(self.tools):] + self.tools[:r % len(self.tools)]
+            for tool, step in order:
                 prepare, cmd, out_dir, shell = step()
                 if prepare:
                     prepare()
@@ -496,7 +499,8 @@ def markdown(results):
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}. "
              f"Server: {m['server']}; client and server share the cores.", "",
              "Versions: " + "; ".join(f"{k} `{m[k]}`" for k in ("spool", "aws", "rclone", "s3cmd", "curl")), "",
-             f"Transfer cases, tools alternating (A B C A B C): one object {results['warmup']} warm-up round(s) "
+             "Transfer cases, tools alternating, each round starting with the next tool (A B C, B C A, ...): "
+             f"one object {results['warmup']} warm-up round(s) "
              f"then {results['rounds']} measured; small objects and checkpoint {results['small_warmup']} warm-up "
              f"then {results['small_rounds']} measured. Median MiB/s with min-max over the rounds; ratio = spool speed / peer "
              "speed (> 1: spool faster); peak RSS of the process (for aws/rclone/s3cmd the CLI process itself).", ""]
