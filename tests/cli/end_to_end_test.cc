@@ -1,58 +1,23 @@
 // Runs the built spool binary against local folders and checks its output,
 // exit codes and the files it leaves behind.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "tests/cli/spool_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
-void WriteFile(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << content;
-}
-
-// Every regular file below `root`, by relative path, with its content.
-std::map<std::string, std::string> Tree(const fs::path& root) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    if (entry.is_regular_file()) files[fs::relative(entry.path(), root).string()] = ReadFile(entry.path());
-  }
-  return files;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using spool::cli::testing::Lines;
+using spool::cli::testing::Outcome;
+using spool::cli::testing::ReadFile;
+using spool::cli::testing::Tree;
+using spool::cli::testing::WriteFile;
 
 class SpoolCli : public ::testing::Test {
  protected:
@@ -68,29 +33,7 @@ class SpoolCli : public ::testing::Test {
 
   // Runs spool with `args`, feeding `input` on standard input.
   Outcome Spool(const std::vector<std::string>& args, const std::string& input = "") {
-    WriteFile(dir_ / ".io/in", input);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, (dir_ / ".io/in").c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, (dir_ / ".io/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / ".io/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    std::vector<std::string> argv_strings = {SPOOL_BINARY};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& arg : argv_strings) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    Outcome run;
-    pid_t pid = 0;
-    int spawned = posix_spawn(&pid, SPOOL_BINARY, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(spawned, 0) << "cannot run " << SPOOL_BINARY;
-    if (spawned != 0) return run;
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = ReadFile(dir_ / ".io/out");
-    run.err = ReadFile(dir_ / ".io/err");
-    return run;
+    return spool::cli::testing::RunSpool(args, dir_, input);
   }
 
   // A small tree with nested folders, an empty file, a name with a space
