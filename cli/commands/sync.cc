@@ -72,6 +72,10 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
       return InvalidArgumentError("refusing to sync " + source.store->Describe(info.key) +
                                   ": its name would leave the destination folder");
     }
+    if (IsLocal(destination) && PassesThroughSymlink("/" + to_prefix, relative)) {
+      return InvalidArgumentError("refusing to sync " + source.store->Describe(info.key) +
+                                  ": a folder on its way in the destination is a symbolic link");
+    }
     auto existing = to_objects.find(relative);
     if (existing != to_objects.end()) {
       SPOOL_ASSIGN_OR_RETURN(bool same, SameContent(*source.store, info, *destination.store, existing->second));

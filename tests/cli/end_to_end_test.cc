@@ -111,6 +111,26 @@ TEST_F(SpoolCli, RefusesToCopyAFolderIntoItself) {
   EXPECT_FALSE(fs::exists(dir_ / "src/backup"));
 }
 
+// A destination folder that holds a symbolic link to elsewhere: neither cp -r
+// nor sync may write through it.
+TEST_F(SpoolCli, NeverWritesThroughASymlinkInTheDestination) {
+  WriteFile(dir_ / "src/model/weights.bin", "weights");
+  for (const std::vector<std::string> command : {std::vector<std::string>{"cp", "-r"}, {"sync"}}) {
+    const fs::path outside = dir_ / ("outside-" + command[0]);
+    const fs::path destination = dir_ / ("dst-" + command[0]);
+    fs::create_directories(outside);
+    fs::create_directories(destination);
+    fs::create_directory_symlink(outside, destination / "model");
+    std::vector<std::string> args = command;
+    args.push_back((dir_ / "src").string() + "/");
+    args.push_back(destination.string() + "/");
+    Outcome run = Spool(args);
+    EXPECT_NE(run.exit_code, 0) << command[0];
+    EXPECT_NE(run.err.find("symbolic link"), std::string::npos) << command[0] << ": " << run.err;
+    EXPECT_TRUE(fs::is_empty(outside)) << "spool " << command[0] << " wrote through a symlink";
+  }
+}
+
 TEST_F(SpoolCli, ListsOneLevelOrRecursively) {
   MakeTree(dir_ / "src");
   const std::string src = (dir_ / "src").string();
