@@ -115,7 +115,7 @@ TEST_F(SpoolCli, RefusesToCopyAFolderIntoItself) {
 // nor sync may write through it.
 TEST_F(SpoolCli, NeverWritesThroughASymlinkInTheDestination) {
   WriteFile(dir_ / "src/model/weights.bin", "weights");
-  for (const std::vector<std::string> command : {std::vector<std::string>{"cp", "-r"}, {"sync"}}) {
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"cp", "-r"}, {"sync"}}) {
     const fs::path outside = dir_ / ("outside-" + command[0]);
     const fs::path destination = dir_ / ("dst-" + command[0]);
     fs::create_directories(outside);
