@@ -13,13 +13,11 @@ namespace {
 constexpr size_t kDeflateInputSize = 256 << 10;
 }  // namespace
 
-RecordWriter::RecordWriter(ObjectStore& store, std::string key, std::string url, Compression compression,
-                           const RecordWriterOptions& options, std::unique_ptr<WritableObject> object,
-                           std::unique_ptr<Deflater> deflater)
+RecordWriter::RecordWriter(ObjectStore& store, std::string key, std::string url, const RecordWriterOptions& options,
+                           std::unique_ptr<WritableObject> object, std::unique_ptr<Deflater> deflater)
     : store_(store),
       key_(std::move(key)),
       url_(std::move(url)),
-      compression_(compression),
       options_(options),
       object_(std::move(object)),
       deflater_(std::move(deflater)) {
@@ -41,8 +39,8 @@ Result<std::unique_ptr<RecordWriter>> RecordWriter::Open(ObjectStore& store, std
     SPOOL_ASSIGN_OR_RETURN(deflater, Deflater::Create(compression, options.compression_level));
   }
   SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> object, store.OpenWrite(key, options.write));
-  return std::unique_ptr<RecordWriter>(new RecordWriter(store, std::string(key), store.Describe(key), compression,
-                                                        options, std::move(object), std::move(deflater)));
+  return std::unique_ptr<RecordWriter>(new RecordWriter(store, std::string(key), store.Describe(key), options,
+                                                        std::move(object), std::move(deflater)));
 }
 
 Status RecordWriter::Failed(Status status) {

@@ -67,9 +67,8 @@ class RecordWriter {
   const std::string& url() const { return url_; }
 
  private:
-  RecordWriter(ObjectStore& store, std::string key, std::string url, Compression compression,
-               const RecordWriterOptions& options, std::unique_ptr<WritableObject> object,
-               std::unique_ptr<Deflater> deflater);
+  RecordWriter(ObjectStore& store, std::string key, std::string url, const RecordWriterOptions& options,
+               std::unique_ptr<WritableObject> object, std::unique_ptr<Deflater> deflater);
   Status AddToStream(std::string_view bytes);
   Status AppendToObject(std::string_view bytes);
   Status FlushOutput();
@@ -78,7 +77,6 @@ class RecordWriter {
   ObjectStore& store_;
   std::string key_;
   std::string url_;
-  Compression compression_;
   RecordWriterOptions options_;
   std::unique_ptr<WritableObject> object_;
   std::unique_ptr<Deflater> deflater_;  // null for NONE

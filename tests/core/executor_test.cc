@@ -28,10 +28,12 @@ TEST(ExecutorTest, AtLeastOneThread) {
 }
 
 TEST(ExecutorTest, RunOneRunsOnTheCallingThread) {
-  Executor executor(1);
-  // Occupy the only worker so the queue keeps what we submit next.
+  // Declared before the executor, so they outlive the worker that waits on
+  // them (the executor's destructor joins it).
   std::latch release(1);
   std::latch started(1);
+  Executor executor(1);
+  // Occupy the only worker so the queue keeps what we submit next.
   executor.Submit([&] {
     started.count_down();
     release.wait();
