@@ -4,7 +4,7 @@
 // rather than creating threads of their own, so one process has one pool
 // whose size the user controls. DefaultExecutor() is the pool used when the
 // caller passes none: created on first use, SPOOL_THREADS threads (default:
-// max(8, 2 x cores), since the work is I/O-bound).
+// max(16, 2 x cores), since the work is I/O-bound).
 //
 // Tasks that wait for other tasks must wait through a TaskGroup: its Wait()
 // runs queued tasks on the waiting thread instead of blocking, so nested

@@ -49,8 +49,15 @@ std::chrono::system_clock::time_point ParseHttpDate(const std::string& text) {
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
-void AddChecksums(std::string_view body, KeyValues& headers) {
-  headers.emplace_back("content-md5", Base64Encode(Md5(body)));
+// A signed payload is checked by the server against its SHA-256
+// (XAmzContentSHA256Mismatch), so Content-MD5 would only hash every byte a
+// second time; an unsigned payload (over https) carries it instead.
+void AddContentMd5(std::string_view body, bool payload_signed, KeyValues& headers) {
+  if (!payload_signed) headers.emplace_back("content-md5", Base64Encode(Md5(body)));
+}
+
+void AddChecksums(std::string_view body, bool payload_signed, KeyValues& headers) {
+  AddContentMd5(body, payload_signed, headers);
   headers.emplace_back("x-amz-checksum-crc32c", crc32c::ToBase64(crc32c::Value(body)));
 }
 
@@ -224,7 +231,7 @@ Result<std::string> S3Client::PutObject(std::string_view key, std::string_view b
   Request request{"PUT", "PUT", std::string(key), {}, {}, body};
   request.headers.emplace_back("content-type", options.content_type.empty() ? std::string(kDefaultContentType)
                                                                             : options.content_type);
-  AddChecksums(body, request.headers);
+  AddChecksums(body, config_.sign_payload, request.headers);
   if (options.if_none_match) request.headers.emplace_back("if-none-match", "*");
   SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
   return response.headers.Get("ETag").value_or("");
@@ -245,7 +252,7 @@ Result<std::string> S3Client::UploadPart(std::string_view key, const std::string
                                          std::string_view body) {
   Request request{"PUT part " + std::to_string(part_number), "PUT", std::string(key),
                   {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}}, {}, body};
-  request.headers.emplace_back("content-md5", Base64Encode(Md5(body)));
+  AddContentMd5(body, config_.sign_payload, request.headers);
   SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
   auto etag = response.headers.Get("ETag");
   if (!etag) return InternalError("PUT part " + std::to_string(part_number) + " of " + Describe(key) + ": no ETag in the answer");

@@ -60,6 +60,8 @@ class S3Client {
   const std::string& bucket() const { return bucket_; }
   // As resolved at construction (region() may have moved since).
   const ResolvedConfig& config() const { return config_; }
+  // The size of one ranged GET: the configured part size, or the default.
+  uint64_t read_part_size() const { return config_.part_size != 0 ? config_.part_size : kDefaultPartSize; }
   std::string region() const;
   std::string Describe(std::string_view key) const;  // "s3://bucket/key"
   // Where requests get their credentials (for `spool whoami` / `doctor`).
@@ -72,11 +74,13 @@ class S3Client {
   // resumes at the byte it reached, pinned to `if_match`. A changed object
   // is FailedPrecondition. Fewer bytes only at the end of the object.
   Result<GetResult> GetObject(std::string_view key, const GetOptions& options, std::span<char> buffer);
-  // Single PUT with Content-MD5 and x-amz-checksum-crc32c. Returns the ETag.
+  // Single PUT with x-amz-checksum-crc32c, and Content-MD5 when the payload
+  // is unsigned (a signed one is checked by its SHA-256). Returns the ETag.
   Result<std::string> PutObject(std::string_view key, std::string_view body, const PutOptions& options);
 
   Result<std::string> CreateMultipartUpload(std::string_view key, const PutOptions& options);
-  // Returns the part's ETag. Content-MD5 on every part.
+  // Returns the part's ETag. Checked like a single PUT: by the payload's
+  // SHA-256 when signed, by Content-MD5 when not.
   Result<std::string> UploadPart(std::string_view key, const std::string& upload_id, int part_number,
                                  std::string_view body);
   Result<CopyResult> UploadPartCopy(std::string_view from_key, std::string_view key, const std::string& upload_id,

@@ -23,16 +23,10 @@ class S3Reader : public ReadableObject {
     const size_t wanted = static_cast<size_t>(std::min<uint64_t>(buffer.size(), info_.size - offset));
     if (wanted == 0) return size_t{0};
     std::span<char> target = buffer.first(wanted);
-    const uint64_t part = client_->config().part_size != 0 ? client_->config().part_size : kDefaultPartSize;
+    const uint64_t part = client_->read_part_size();
     Status status = target.size() <= part ? ReadRange(offset, target) : ReadRangesInParallel(offset, target, part);
     SPOOL_RETURN_IF_ERROR(status);
-    if (offset == 0 && wanted == info_.size && info_.crc32c) {
-      const uint32_t actual = crc32c::Value(target.data(), target.size());
-      if (actual != *info_.crc32c) {
-        return DataLossError(client_->Describe(info_.key) + ": the bytes read have crc32c " + crc32c::ToBase64(actual) +
-                             " but the server keeps " + crc32c::ToBase64(*info_.crc32c) + "; read it again");
-      }
-    }
+    if (offset == 0 && wanted == info_.size && info_.crc32c) SPOOL_RETURN_IF_ERROR(CheckCrc32c(target, *info_.crc32c));
     return wanted;
   }
 
@@ -42,12 +36,24 @@ class S3Reader : public ReadableObject {
     options.offset = offset;
     options.length = target.size();
     options.if_match = info_.version;
+    // Opened from a listing, the CRC32C is not known yet: a GET of the whole
+    // object asks for it and checks the bytes against it.
+    const bool whole = offset == 0 && target.size() == info_.size;
+    options.want_checksum = whole && !info_.crc32c;
     SPOOL_ASSIGN_OR_RETURN(GetResult got, client_->GetObject(info_.key, options, target));
     if (got.bytes != target.size()) {
       return FailedPreconditionError(client_->Describe(info_.key) + " is shorter than when it was opened (byte " +
                                      std::to_string(offset + got.bytes) + "); open it again");
     }
+    if (options.want_checksum && got.crc32c) return CheckCrc32c(target, *got.crc32c);
     return OkStatus();
+  }
+
+  Status CheckCrc32c(std::span<const char> bytes, uint32_t expected) const {
+    const uint32_t actual = crc32c::Value(bytes.data(), bytes.size());
+    if (actual == expected) return OkStatus();
+    return DataLossError(client_->Describe(info_.key) + ": the bytes read have crc32c " + crc32c::ToBase64(actual) +
+                         " but the server keeps " + crc32c::ToBase64(expected) + "; read it again");
   }
 
   // `concurrency` workers take ranges of `part` bytes in order until none is left.

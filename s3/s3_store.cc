@@ -67,6 +67,11 @@ Result<std::unique_ptr<ReadableObject>> S3Store::OpenRead(std::string_view key) 
   return MakeS3Reader(client_, std::move(info), executor_);
 }
 
+Result<std::unique_ptr<ReadableObject>> S3Store::OpenListed(const ObjectInfo& listed) {
+  if (listed.version.empty() || listed.size > client_->read_part_size()) return OpenRead(listed.key);
+  return MakeS3Reader(client_, listed, executor_);
+}
+
 Result<std::unique_ptr<WritableObject>> S3Store::OpenWrite(std::string_view key, const WriteOptions& options) {
   ConditionalCreateSupport support;
   if (options.if_not_exists) {

@@ -48,6 +48,11 @@ class S3Store : public ObjectStore {
   Result<ObjectInfo> Stat(std::string_view key) override;
   Result<ListPage> List(const ListOptions& options) override;
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override;
+  // An object of at most one part is read straight from the listing, with
+  // one GET (which brings the server's CRC32C, where it keeps one, to
+  // check); a larger one is opened with a HEAD, as OpenRead does, to learn
+  // the CRC32C its parallel ranged reads are checked against.
+  Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override;
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override;
   Status Delete(std::string_view key) override;
   // In batches of 1,000 (S3's limit per DeleteObjects call).

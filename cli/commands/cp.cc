@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/copy_object.h"
@@ -41,13 +42,14 @@ struct Side {
   std::shared_ptr<ObjectStore> store;
   std::string key;
   bool local = false;
+  std::optional<ObjectInfo> listed;  // a source as its folder's listing described it
 
   std::string Describe() const { return store->Describe(key); }
   std::string Path() const { return "/" + key; }  // for local sides
 };
 
-Side SideOf(const StoreLocation& location, std::string key) {
-  return Side{location.store, std::move(key), IsLocal(location)};
+Side SideOf(const StoreLocation& location, std::string key, std::optional<ObjectInfo> listed = std::nullopt) {
+  return Side{location.store, std::move(key), IsLocal(location), std::move(listed)};
 }
 
 // Copies one object the fastest way the two ends allow.
@@ -62,20 +64,23 @@ class CopyRunner {
   explicit CopyRunner(const GlobalOptions& global)
       : global_(global), progress_(global, Progress::Unit::kBytes, 0), group_(DefaultExecutor()) {}
 
-  // Blocks while kCopiesInFlight copies are running. Bounding them bounds
-  // the nesting of TaskGroup waits (a waiting copy may run a queued one) and
-  // the budget their first buffers take. Call from one thread, not a task.
+  // Blocks while one copy per executor thread is running (SPOOL_THREADS):
+  // each copy mostly waits on the network, so more would only queue.
+  // Bounding them bounds the nesting of TaskGroup waits (a waiting copy may
+  // run a queued one) and the budget their first buffers take. Call from one
+  // thread, not a task.
   void Submit(Side from, Side to, uint64_t size) {
     progress_.AddTotal(size);
     {
       std::unique_lock lock(mu_);
-      slot_free_.wait(lock, [this] { return running_ < kCopiesInFlight; });
+      slot_free_.wait(lock, [this] { return running_ < copies_in_flight_; });
       ++running_;
       ++started_;
     }
     group_.Submit([this, from = std::move(from), to = std::move(to)]() -> Status {
       TransferOptions transfer;
       transfer.on_progress = [this](uint64_t bytes) { progress_.Add(bytes); };
+      transfer.listed = from.listed;
       Result<ObjectInfo> copied = CopyOne(from, to, transfer);
       std::lock_guard lock(mu_);
       --running_;
@@ -121,9 +126,8 @@ class CopyRunner {
     PrintError(status);
   }
 
-  static constexpr size_t kCopiesInFlight = 8;
-
   const GlobalOptions& global_;
+  const size_t copies_in_flight_ = static_cast<size_t>(DefaultExecutor().threads());
   std::mutex mu_;
   std::condition_variable slot_free_;
   size_t running_ = 0;  // guarded by mu_, like the three below
@@ -210,7 +214,8 @@ Status MirrorFolder(const StoreLocation& source, const StoreLocation& destinatio
                                            ": a folder on its way in the destination is a symbolic link"));
         continue;
       }
-      runner.Submit(SideOf(source, info.key), SideOf(destination, JoinKey(destination.key, relative)), info.size);
+      runner.Submit(SideOf(source, info.key, info), SideOf(destination, JoinKey(destination.key, relative)),
+                    info.size);
     }
     return OkStatus();
   }));

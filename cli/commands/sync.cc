@@ -19,8 +19,6 @@
 namespace spool::cli {
 namespace {
 
-constexpr size_t kCopiesInFlight = 8;
-
 struct SyncOptions {
   std::string source;
   std::string destination;
@@ -63,7 +61,7 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
 
   struct Copy {
     std::string relative;
-    uint64_t size;
+    ObjectInfo source;  // as listed
   };
   std::vector<Copy> copies;
   size_t unchanged = 0;
@@ -84,7 +82,7 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
         continue;
       }
     }
-    copies.push_back({relative, info.size});
+    copies.push_back({relative, info});
   }
   std::vector<std::string> extra;
   if (options.delete_extra) {
@@ -94,7 +92,7 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
   }
 
   uint64_t total = 0;
-  for (const Copy& copy : copies) total += copy.size;
+  for (const Copy& copy : copies) total += copy.source.size;
   Progress progress(global, Progress::Unit::kBytes, total);
   TransferOptions transfer;
   transfer.on_progress = [&progress](uint64_t bytes) { progress.Add(bytes); };
@@ -108,17 +106,23 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
       PrintLine((options.dry_run ? "would " : "") + verb + " " + from + (to.empty() ? "" : " -> " + to));
     }
   };
-  // Copies go in batches, so the nesting of waits and the buffers in flight stay bounded.
-  for (size_t start = 0; start < copies.size(); start += kCopiesInFlight) {
+  // Copies go in batches of one per executor thread (SPOOL_THREADS), so the
+  // nesting of waits and the buffers in flight stay bounded.
+  const size_t batch = static_cast<size_t>(DefaultExecutor().threads());
+  for (size_t start = 0; start < copies.size(); start += batch) {
     TaskGroup group(DefaultExecutor());
-    for (size_t i = start; i < std::min(copies.size(), start + kCopiesInFlight); ++i) {
+    for (size_t i = start; i < std::min(copies.size(), start + batch); ++i) {
       group.Submit([&, i]() -> Status {
         const Copy& copy = copies[i];
         ObjectEnd from{source.store.get(), from_prefix + copy.relative, IsLocal(source)};
         ObjectEnd to{destination.store.get(), to_prefix + copy.relative, IsLocal(destination)};
-        if (!options.dry_run) SPOOL_RETURN_IF_ERROR(CopyObjectBetween(from, to, transfer).status());
+        if (!options.dry_run) {
+          TransferOptions one = transfer;
+          one.listed = copy.source;
+          SPOOL_RETURN_IF_ERROR(CopyObjectBetween(from, to, one).status());
+        }
         report(options.dry_run ? "copy" : "copied", source.store->Describe(from.key),
-               destination.store->Describe(to.key), copy.size);
+               destination.store->Describe(to.key), copy.source.size);
         return OkStatus();
       });
     }

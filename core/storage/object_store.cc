@@ -14,6 +14,10 @@ Result<std::vector<DeleteFailure>> ObjectStore::DeleteMany(const std::vector<std
   return failures;
 }
 
+Result<std::unique_ptr<ReadableObject>> ObjectStore::OpenListed(const ObjectInfo& listed) {
+  return OpenRead(listed.key);
+}
+
 Result<ObjectInfo> ObjectStore::Copy(std::string_view from_key, std::string_view to_key) {
   return UnimplementedError("server-side copy from " + Describe(from_key) + " to " + Describe(to_key) +
                             " is not supported by this store; copy through spool::CopyObject instead");

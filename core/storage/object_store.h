@@ -99,6 +99,11 @@ class ObjectStore {
   virtual Result<ObjectInfo> Stat(std::string_view key) = 0;
   virtual Result<ListPage> List(const ListOptions& options) = 0;
   virtual Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) = 0;
+  // Opens the object a listing just described (key, size, version), which
+  // may spare the backend the metadata request OpenRead makes; reads fail
+  // with FailedPrecondition if the object changed since. The default is
+  // OpenRead(listed.key).
+  virtual Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed);
   virtual Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key,
                                                             const WriteOptions& options = {}) = 0;
   // Deleting a key that does not exist is OK (as on S3).

@@ -33,6 +33,12 @@ uint64_t PartSizeOf(const TransferOptions& options) { return std::max<uint64_t>(
 
 size_t ConcurrencyOf(const TransferOptions& options) { return static_cast<size_t>(std::max(options.concurrency, 1)); }
 
+Result<std::unique_ptr<ReadableObject>> OpenSource(ObjectStore& from, std::string_view key,
+                                                   const TransferOptions& options) {
+  if (options.listed && options.listed->key == key) return from.OpenListed(*options.listed);
+  return from.OpenRead(key);
+}
+
 void ReportProgress(const TransferOptions& options, uint64_t bytes) {
   if (options.on_progress) options.on_progress(bytes);
 }
@@ -181,7 +187,7 @@ Result<size_t> ReadParallel(ReadableObject& object, uint64_t offset, std::span<c
 
 Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, ObjectStore& to,
                               std::string_view to_key, const TransferOptions& options) {
-  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> source, from.OpenRead(from_key));
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> source, OpenSource(from, from_key, options));
   const ObjectInfo& info = source->info();
   const std::string source_url = from.Describe(from_key);
   WriteOptions write = options.write;
@@ -286,7 +292,7 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
 
 Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const std::filesystem::path& path,
                                 const TransferOptions& options) {
-  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> source, from.OpenRead(key));
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> source, OpenSource(from, key, options));
   ObjectInfo info = source->info();
   const std::string source_url = from.Describe(key);
   const std::string name = path.string();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -25,6 +26,10 @@ struct TransferOptions {
   Executor* executor = nullptr;   // default: DefaultExecutor()
   ByteBudget* budget = nullptr;   // default: DefaultByteBudget()
   WriteOptions write;             // for the destination object
+  // What a listing said about the source object, when the caller listed it:
+  // opened with OpenListed, a small object is read without a metadata
+  // request first (half the requests for a folder of small files).
+  std::optional<ObjectInfo> listed;
   // Called from any thread with bytes just moved (for progress bars).
   std::function<void(uint64_t)> on_progress;
 };

@@ -104,14 +104,32 @@ TEST(S3Client, PutObjectIsSignedAndCarriesChecksums) {
   const HttpRequest request = transport->requests().at(0);
   EXPECT_EQ(request.method, "PUT");
   EXPECT_EQ(request.url, "http://127.0.0.1:9000/bucket/dir/a%20b%2Bc");
-  EXPECT_EQ(request.headers.Get("content-md5").value_or(""), Base64Encode(Md5("hello")));
+  // The signed SHA-256 lets the server check the body; no second digest.
+  EXPECT_FALSE(request.headers.Has("content-md5"));
   EXPECT_EQ(request.headers.Get("x-amz-checksum-crc32c").value_or(""), crc32c::ToBase64(crc32c::Value("hello")));
   EXPECT_EQ(request.headers.Get("x-amz-content-sha256").value_or(""), Sha256Hex("hello"));
   const std::string authorization = request.headers.Get("Authorization").value_or("");
   EXPECT_EQ(authorization.rfind("AWS4-HMAC-SHA256 Credential=AKIDTEST/", 0), 0u) << authorization;
-  EXPECT_NE(authorization.find("content-md5;content-type;host;x-amz-checksum-crc32c;x-amz-content-sha256;x-amz-date"),
+  EXPECT_NE(authorization.find("content-type;host;x-amz-checksum-crc32c;x-amz-content-sha256;x-amz-date"),
             std::string::npos)
       << authorization;
+}
+
+TEST(S3Client, AnUnsignedPayloadCarriesContentMd5) {
+  auto transport = std::make_shared<ScriptedTransport>([](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.headers.Add("ETag", "\"abc\"");
+    return answer;
+  });
+  ResolvedConfig config = LocalConfig();
+  config.sign_payload = false;
+  auto client = Client(transport, config);
+  ASSERT_TRUE(client->PutObject("a", "hello", {}).ok());
+  ASSERT_TRUE(client->UploadPart("b", "u-1", 1, "part one").ok());
+  const auto requests = transport->requests();
+  EXPECT_EQ(requests.at(0).headers.Get("content-md5").value_or(""), Base64Encode(Md5("hello")));
+  EXPECT_EQ(requests.at(0).headers.Get("x-amz-content-sha256").value_or(""), "UNSIGNED-PAYLOAD");
+  EXPECT_EQ(requests.at(1).headers.Get("content-md5").value_or(""), Base64Encode(Md5("part one")));
 }
 
 TEST(S3Client, VirtualHostedAddressingAndAnonymousRequests) {
@@ -274,6 +292,32 @@ TEST(S3Reader, WholeObjectReadIsCheckedAgainstTheServersCrc32c) {
   EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
 }
 
+// Opened from a listing, the reader does not know the CRC32C yet: a whole
+// object GET asks for it and checks the bytes.
+TEST(S3Reader, AWholeObjectReadFromAListingIsCheckedAgainstTheServersCrc32c) {
+  const std::string object = "abcdefghijklmnopqrstuvwxyz";
+  bool corrupt = false;
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.status = 206;
+    answer.headers.Add("Content-Range", "bytes 0-25/26");
+    answer.headers.Add("x-amz-checksum-crc32c", crc32c::ToBase64(crc32c::Value(object)));
+    answer.body = object;
+    if (corrupt) answer.body[3] ^= 1;
+    return answer;
+  });
+  ObjectInfo listed{"k", object.size(), "\"v\"", std::nullopt, "", {}};
+  Executor executor(2);
+  auto reader = MakeS3Reader(Client(transport), listed, executor);
+  std::string buffer(object.size(), '\0');
+  ASSERT_TRUE(reader->ReadAt(0, buffer).ok());
+  EXPECT_EQ(buffer, object);
+  EXPECT_EQ(transport->requests().at(0).headers.Get("x-amz-checksum-mode").value_or(""), "ENABLED");
+  EXPECT_EQ(transport->requests().at(0).headers.Get("if-match").value_or(""), "\"v\"");
+  corrupt = true;
+  EXPECT_EQ(reader->ReadAt(0, buffer).status().code(), StatusCode::kDataLoss);
+}
+
 TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   std::string object(100, '\0');
   for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('A' + i % 26);
@@ -340,7 +384,9 @@ TEST(S3Writer, PartsInFlightOnAOneThreadPoolUnderATightBudgetDoNotDeadlock) {
   auto requests = transport->requests();
   ASSERT_EQ(requests.size(), 10u);  // create, 8 parts, complete
   for (int part = 1; part <= 8; ++part) {
-    EXPECT_TRUE(requests[part].headers.Has("content-md5")) << part;
+    EXPECT_EQ(requests[part].headers.Get("x-amz-content-sha256").value_or(""),
+              Sha256Hex(std::string(1 << 20, static_cast<char>('a' + part - 1))))
+        << part;
   }
   EXPECT_NE(requests.back().url.find("uploadId=u-1"), std::string::npos);
 }

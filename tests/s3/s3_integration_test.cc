@@ -51,6 +51,11 @@ class CountingTransport : public HttpTransport {
     return response;
   }
   int max_in_flight() const { return max_in_flight_; }
+  // The methods of the requests sent so far, in order.
+  std::vector<std::string> methods() {
+    std::lock_guard lock(mu_);
+    return methods_;
+  }
 
  private:
   std::shared_ptr<HttpTransport> inner_;
@@ -127,6 +132,54 @@ TEST(S3Store, Multipart200MiBWithParallelPartsReadsBackIdentical) {
   EXPECT_TRUE(back == data) << "the object read back differs from what was written";
 
   ASSERT_TRUE(store->Delete(key).ok());
+}
+
+// cp -r and sync open what they listed: a small object costs one GET, a
+// large one a HEAD first (for the CRC32C its ranged reads are checked
+// against), and a listing gone stale fails instead of mixing versions.
+TEST(S3Store, OpenListedReadsASmallObjectWithOneGet) {
+  auto store = OpenTestStore();
+  const std::string prefix = UniquePrefix("listed");
+  const std::string small = RandomBytes(64 * 1024, 7);
+  const std::string large = RandomBytes(6 * kMiB, 8);
+  ASSERT_TRUE(WriteAll(*store, prefix + "small", small).ok());
+  ASSERT_TRUE(WriteAll(*store, prefix + "large", large).ok());
+  ListOptions list;
+  list.prefix = prefix;
+  auto listed = ListAll(*store, list);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->objects.size(), 2u);
+
+  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
+  S3Options options;
+  options.part_size = 5 * kMiB;
+  auto counted_store = StoreWithTransport(counting, nullptr, options);
+  for (const ObjectInfo& info : listed->objects) {
+    const std::string& expected = info.key.ends_with("small") ? small : large;
+    const size_t before = counting->methods().size();
+    auto reader = counted_store->OpenListed(info);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    std::string back(expected.size(), '\0');
+    auto read = ReadParallel(**reader, 0, back);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_TRUE(back == expected) << info.key;
+    const std::vector<std::string> all = counting->methods();
+    const std::vector<std::string> methods(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
+    if (&expected == &small) {
+      EXPECT_EQ(methods, std::vector<std::string>{"GET"});
+    } else {
+      ASSERT_FALSE(methods.empty());
+      EXPECT_EQ(methods.front(), "HEAD");
+    }
+  }
+
+  const ObjectInfo& stale = listed->objects[0].key.ends_with("small") ? listed->objects[0] : listed->objects[1];
+  ASSERT_TRUE(WriteAll(*store, stale.key, RandomBytes(stale.size, 9)).ok());
+  auto reader = counted_store->OpenListed(stale);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string back(stale.size, '\0');
+  EXPECT_EQ((*reader)->ReadAt(0, back).status().code(), StatusCode::kFailedPrecondition);
+  DeletePrefix(*store, prefix);
 }
 
 TEST(S3Store, LargeReadAtIsSplitIntoParallelRangedGets) {
