@@ -571,7 +571,7 @@ def main():
     p.add_argument("--dry-run", action="store_true", help="parse, print the plan, check the binaries start")
     p.add_argument("--cases", default="object,small,checkpoint,records,loader,async",
                    help="comma-separated subset of object,small,checkpoint,records,loader,async")
-    p.add_argument("--rounds", type=int, help="measured rounds per case (default 2, quick 1)")
+    p.add_argument("--rounds", type=int, help="measured rounds per case (default 5, quick 1)")
     p.add_argument("--small-rounds", type=int, help="rounds for the small-object and checkpoint cases")
     p.add_argument("--warmup", type=int, help="warm-up rounds per case (default 1, quick 0)")
     p.add_argument("--small-warmup", type=int, help="warm-up rounds for the small-object and checkpoint cases")
@@ -582,13 +582,13 @@ def main():
     p.add_argument("--note", action="append", default=[], help="a line for the Notes section")
     args = p.parse_args()
     args.cases = args.cases.split(",")
-    # Full-size data on 2 cores: 2 rounds (plus a warm-up) of the 1 GiB case and 1 of the 10,000-object
-    # and 2 GiB cases take 13 minutes; --rounds 5 --small-rounds 5 takes about 45.
-    args.rounds = args.rounds or (1 if args.quick else 2)
+    # Every case: one warm-up round, then 5 measured, tools alternating. At full size that is more
+    # than 15 minutes on 2 cores (the 10,000-object case alone moves 1.2 GiB per tool and round at
+    # the speed of the slowest peer); --rounds 2 --small-rounds 1 --small-warmup 0 fits in 15.
+    args.rounds = args.rounds or (1 if args.quick else 5)
     args.warmup = (0 if args.quick else 1) if args.warmup is None else args.warmup
-    # 10,000 small objects and 2 GiB checkpoints take minutes a round with the slower peers on 2 cores.
-    args.small_rounds = args.small_rounds or 1
-    args.small_warmup = 0 if args.small_warmup is None else args.small_warmup
+    args.small_rounds = args.small_rounds or (1 if args.quick else 5)
+    args.small_warmup = (0 if args.quick else 1) if args.small_warmup is None else args.small_warmup
     env = Env(args)
     if args.dry_run:
         return dry_run(env, args)
