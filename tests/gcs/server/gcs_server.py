@@ -3,8 +3,10 @@
 
 Written from the public Cloud Storage JSON API documentation: buckets and
 objects with generations and metagenerations; media, multipart and resumable
-uploads; alt=media downloads with Range; x-goog-hash (crc32c, md5) on
-downloads and crc32c checked on uploads; preconditions (412); list with
+uploads (308 Resume Incomplete, or 200 with X-Http-Status-Code-Override: 308
+for clients that send X-GUploader-No-308, as Google's Go client does);
+alt=media downloads with Range; x-goog-hash (crc32c, md5) on downloads and
+crc32c checked on uploads; preconditions (412); list with
 prefix, delimiter, maxResults, pageToken and `fields`; delete; rewrite and
 copy; JSON error bodies in Google's format. Beside the storage API it serves an
 OAuth2 token endpoint that verifies RS256-signed JWTs against a public key and
@@ -179,6 +181,9 @@ def rfc3339(t):
 # State.
 
 class StoredObject:
+    # Absolute like Google's (clients such as rclone's follow mediaLink as is); set at start.
+    base_url = ""
+
     def __init__(self, bucket, name, data, content_type, generation, metadata=None):
         self.bucket, self.name, self.data = bucket, name, data
         self.content_type = content_type or "application/octet-stream"
@@ -193,8 +198,8 @@ class StoredObject:
         resource = {
             "kind": "storage#object",
             "id": f"{self.bucket}/{self.name}/{self.generation}",
-            "selfLink": f"/storage/v1/b/{self.bucket}/o/{urllib.parse.quote(self.name, safe='')}",
-            "mediaLink": (f"/download/storage/v1/b/{self.bucket}/o/"
+            "selfLink": f"{self.base_url}/storage/v1/b/{self.bucket}/o/{urllib.parse.quote(self.name, safe='')}",
+            "mediaLink": (f"{self.base_url}/download/storage/v1/b/{self.bucket}/o/"
                           f"{urllib.parse.quote(self.name, safe='')}?generation={self.generation}&alt=media"),
             "name": self.name, "bucket": self.bucket,
             "generation": str(self.generation), "metageneration": str(self.metageneration),
@@ -1015,6 +1020,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         headers = {}
         if session.data:
             headers["Range"] = f"bytes=0-{len(session.data) - 1}"
+        if self.headers.get("X-GUploader-No-308", "").lower() == "yes":
+            # Google's Go client cannot take a 308 (its HTTP stack reads it as a redirect): it
+            # asks for this header, and the service answers 200 with the real status beside it.
+            headers["X-Http-Status-Code-Override"] = "308"
+            return self.send_json(200, None, headers)
         self.send_json(308, None, headers)
 
     def finalize(self, bucket, session):
@@ -1102,6 +1112,7 @@ def main():
     server = Server(("127.0.0.1", args.port), Handler)
     server.state = State(args)
     server.state.port = server.server_address[1]
+    StoredObject.base_url = f"http://127.0.0.1:{server.state.port}"
     if args.port_file:
         temporary = args.port_file + ".tmp"
         with open(temporary, "w") as f:

@@ -179,6 +179,27 @@ class ServerTest(ServerFixture):
         status, _, _ = self.call("PUT", target, b"", {"Content-Range": "bytes */*"})
         self.assertEqual(status, 410)
 
+    def test_resume_incomplete_as_200_for_clients_that_ask(self):
+        # Google's Go client (rclone) sends X-GUploader-No-308 and reads the status from
+        # X-Http-Status-Code-Override, since its HTTP stack would take a 308 for a redirect.
+        status, headers, _ = self.call("POST", "/upload/storage/v1/b/bkt/o?uploadType=resumable",
+                                       json.dumps({"name": "no308"}).encode(), {"Content-Type": "application/json"})
+        session = urllib.parse.urlsplit(headers["Location"])
+        target = session.path + "?" + session.query
+        status, headers, _ = self.call("PUT", target, b"\0" * 262144,
+                                       {"Content-Range": "bytes 0-262143/*", "X-GUploader-No-308": "yes"})
+        self.assertEqual((status, headers["X-Http-Status-Code-Override"], headers["Range"]),
+                         (200, "308", "bytes=0-262143"))
+
+    def test_links_are_absolute_and_media_link_downloads(self):
+        _, resource = self.upload("linked", b"payload")
+        base = f"http://127.0.0.1:{self.port}/"
+        self.assertTrue(resource["selfLink"].startswith(base + "storage/v1/b/bkt/o/linked"), resource["selfLink"])
+        self.assertTrue(resource["mediaLink"].startswith(base + "download/storage/v1/"), resource["mediaLink"])
+        link = urllib.parse.urlsplit(resource["mediaLink"])
+        status, _, body = self.call("GET", link.path + "?" + link.query)
+        self.assertEqual((status, body), (200, b"payload"))
+
     def test_list_prefix_delimiter_pages_and_fields(self):
         for name in ("l/a", "l/b/1", "l/b/2", "l/c", "l/d/x", "l/e"):
             self.upload(name, b".")
