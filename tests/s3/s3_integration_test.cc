@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <random>
 
 #include "core/bytes.h"
@@ -33,18 +35,27 @@ std::string RandomBytes(size_t size, uint32_t seed) {
   return out;
 }
 
-// A transport that counts the requests in flight, to show they overlap.
+// A transport that counts the requests in flight, to show they overlap. With
+// `hold_puts_until_overlap`, a PUT waits (up to 10 s) until two requests have
+// been in flight at once: whether upload parts overlap then depends on the
+// writer's design, not on whether the test thread fills parts faster than the
+// server takes them (under ThreadSanitizer it does not).
 class CountingTransport : public HttpTransport {
  public:
-  explicit CountingTransport(std::shared_ptr<HttpTransport> inner) : inner_(std::move(inner)) {}
+  explicit CountingTransport(std::shared_ptr<HttpTransport> inner, bool hold_puts_until_overlap = false)
+      : inner_(std::move(inner)), hold_puts_until_overlap_(hold_puts_until_overlap) {}
   Result<HttpResponse> Send(const HttpRequest& request, ResponseSink* sink) override {
     const int now = ++in_flight_;
     int seen = max_in_flight_.load();
     while (now > seen && !max_in_flight_.compare_exchange_weak(seen, now)) {
     }
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       methods_.push_back(request.method);
+      if (now >= 2) overlapped_.notify_all();
+      if (hold_puts_until_overlap_ && request.method == "PUT") {
+        overlapped_.wait_for(lock, std::chrono::seconds(10), [&] { return max_in_flight_ >= 2; });
+      }
     }
     auto response = inner_->Send(request, sink);
     --in_flight_;
@@ -59,9 +70,11 @@ class CountingTransport : public HttpTransport {
 
  private:
   std::shared_ptr<HttpTransport> inner_;
+  const bool hold_puts_until_overlap_;
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_in_flight_{0};
   std::mutex mu_;
+  std::condition_variable overlapped_;
   std::vector<std::string> methods_;
 };
 
@@ -95,7 +108,7 @@ int IncompleteUploads(S3Client& client, const std::string& prefix) {
 }
 
 TEST(S3Store, Multipart200MiBWithParallelPartsReadsBackIdentical) {
-  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
+  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}), /*hold_puts_until_overlap=*/true);
   ByteBudget budget(512 * kMiB);
   auto store = StoreWithTransport(counting, &budget);
   const std::string key = UniquePrefix("multipart") + "200MiB";
