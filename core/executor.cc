@@ -1,6 +1,7 @@
 #include "core/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -47,57 +48,114 @@ uint64_t DefaultBudgetBytes() {
 Executor::Executor(int threads) {
   threads = std::max(threads, 1);
   workers_.reserve(static_cast<size_t>(threads));
+  live_workers_ = threads;
   for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
-Executor::~Executor() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  for (std::thread& worker : workers_) worker.join();
+Executor::~Executor() { Shutdown(); }
+
+void Executor::Run(Queued& item) {
+  CancelScope scope(std::move(item.token));
+  item.task();
+  item.task = nullptr;  // what the task captured goes before the scope ends
 }
 
 void Executor::Submit(std::function<void()> task) {
+  Queued item{std::move(task), CancelToken::Current()};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(task));
+    if (!stopping_) {
+      queue_.push_back(std::move(item));
+      cv_.notify_one();
+      return;
+    }
   }
-  cv_.notify_one();
+  Run(item);
 }
 
 bool Executor::RunOne() {
-  std::function<void()> task;
+  Queued item;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (queue_.empty()) return false;
-    task = std::move(queue_.front());
+    item = std::move(queue_.front());
     queue_.pop_front();
   }
-  task();
+  Run(item);
   return true;
 }
 
 void Executor::WorkerLoop() {
   for (;;) {
-    std::function<void()> task;
+    Queued item;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       // When stopping, drain the queue first: every submitted task runs.
-      if (queue_.empty()) return;
-      task = std::move(queue_.front());
+      if (queue_.empty()) {
+        --live_workers_;
+        exited_.notify_all();
+        return;
+      }
+      item = std::move(queue_.front());
       queue_.pop_front();
     }
-    task();
+    Run(item);
   }
 }
 
+bool Executor::Shutdown(std::chrono::milliseconds bound) {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+  if (workers_.empty()) return live_workers_ == 0;
+  const auto all_exited = [this] { return live_workers_ == 0; };
+  const bool exited = bound.count() == 0 ? (exited_.wait(lock, all_exited), true)
+                                         : exited_.wait_for(lock, bound, all_exited);
+  std::vector<std::thread> workers = std::move(workers_);
+  workers_.clear();
+  lock.unlock();
+  for (std::thread& worker : workers) {
+    if (exited) {
+      worker.join();
+    } else {
+      worker.detach();
+    }
+  }
+  if (!exited) {
+    log::Write(log::Level::kInfo, "executor",
+               "shutting down with tasks still running after " + std::to_string(bound.count()) +
+                   " ms; they were cancelled and are left to finish");
+  }
+  return exited;
+}
+
+namespace {
+
+// How long exit waits for the default pool. Requests in flight are cancelled
+// and notice within about a second; a task blocked elsewhere (a stuck local
+// read) is not waited for longer than this.
+constexpr std::chrono::milliseconds kExitBound{5'000};
+
+std::atomic<Executor*> default_executor{nullptr};
+
+}  // namespace
+
 Executor& DefaultExecutor() {
-  // Never destroyed: tasks still queued at exit must not make exit wait.
-  static Executor* executor = new Executor(DefaultThreadCount());
+  // Never destroyed (threads still running at exit must find it), but shut
+  // down at exit, before the libraries its tasks use are torn down.
+  static Executor* executor = [] {
+    auto* created = new Executor(DefaultThreadCount());
+    default_executor.store(created);
+    std::atexit(&ShutdownExecutors);
+    return created;
+  }();
   return *executor;
+}
+
+void ShutdownExecutors() {
+  CancelProcess();
+  if (Executor* executor = default_executor.load()) executor->Shutdown(kExitBound);
 }
 
 // ---- TaskGroup --------------------------------------------------------------

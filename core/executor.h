@@ -15,6 +15,7 @@
 // waits for. Take budget leases before submitting, or use TryAcquire.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cancel.h"
 #include "core/status.h"
 
 namespace spool {
@@ -31,27 +33,48 @@ namespace spool {
 class Executor {
  public:
   explicit Executor(int threads);
-  ~Executor();  // runs every queued task, then joins the threads
+  ~Executor();  // Shutdown() without a bound: runs every queued task, joins
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
+  // Queues `task` with the caller's current CancelToken. After Shutdown the
+  // task runs on the calling thread instead, so no waiter is left hanging.
   void Submit(std::function<void()> task);
   int threads() const { return static_cast<int>(workers_.size()); }
 
   // Runs one queued task on the calling thread; false if the queue was empty.
   bool RunOne();
 
+  // Stops taking tasks, lets the workers finish the queue and waits up to
+  // `bound` for them (forever when zero). Workers still busy after the bound
+  // are left to finish on their own (detached) and false is returned.
+  // Idempotent.
+  bool Shutdown(std::chrono::milliseconds bound = std::chrono::milliseconds::zero());
+
  private:
+  struct Queued {
+    std::function<void()> task;
+    CancelToken token;
+  };
   void WorkerLoop();
+  static void Run(Queued& item);
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::condition_variable cv_;       // a task was queued, or stopping_
+  std::condition_variable exited_;   // a worker returned
+  std::deque<Queued> queue_;
   bool stopping_ = false;
+  int live_workers_ = 0;
   std::vector<std::thread> workers_;
 };
 
+// The pool used when the caller passes none (see the top of this file).
 Executor& DefaultExecutor();
+
+// Cancels the process token and shuts the default executor down, waiting at
+// most a few seconds. Runs at exit; safe to call earlier and more than once.
+// Any spool object still working afterwards fails with Cancelled.
+void ShutdownExecutors();
 
 // A set of tasks submitted together and waited for together. Keeps the first
 // error; after an error, tasks not yet started see cancelled() == true and

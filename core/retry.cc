@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "core/cancel.h"
 #include "core/log.h"
 
 namespace spool {
@@ -47,7 +48,8 @@ Status GaveUp(std::string_view what, int attempts, std::chrono::steady_clock::du
 const RetryEnvironment& RetryEnvironment::Default() {
   static const RetryEnvironment env{
       .now = [] { return std::chrono::steady_clock::now(); },
-      .sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); },
+      // A cancel ends the backoff early; the loop then sees it and stops.
+      .sleep = [](std::chrono::milliseconds d) { CancelToken::Current().SleepFor(d); },
       .uniform01 = &ThreadLocalUniform01,
       .on_retry = nullptr,
   };
@@ -93,9 +95,12 @@ Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_v
                const RetryEnvironment& given_env, const std::function<Status()>& attempt) {
   const RetryEnvironment env = Complete(given_env);
   const auto start = env.now();
+  const CancelToken cancel = CancelToken::Current();
   for (int attempts = 1;; ++attempts) {
     Status status = attempt();
     if (status.ok() || !IsRetryable(status) || idempotency == Idempotency::kNonIdempotent) return status;
+    // The owner of this work gave up on it: no further attempt.
+    if (cancel.cancelled()) return status;
     const auto elapsed = env.now() - start;
     if (attempts >= policy.max_attempts) return GaveUp(what, attempts, elapsed, status);
     std::chrono::milliseconds delay = BackoffDelay(policy, attempts, env.uniform01());

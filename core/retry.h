@@ -10,7 +10,9 @@
 // Backoff is truncated exponential with full jitter: after the n-th failed
 // attempt (n = 1, 2, ...) it sleeps
 // uniform(0, min(max_backoff, initial_backoff * 2^(n-1))). An attempt that
-// could only start after max_elapsed is not made. Clock, sleep and
+// could only start after max_elapsed is not made. No attempt follows once
+// the current CancelToken (core/cancel.h) is cancelled, and the default
+// sleep wakes up early on a cancel. Clock, sleep and
 // randomness are injectable so tests run instantly. Thread-safe: a RetryPolicy
 // is a value and RetryContext functions may be called from any thread.
 #pragma once

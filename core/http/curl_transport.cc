@@ -6,7 +6,13 @@
 // the next request that checks the handle out (libcurl does not support one
 // connection cache shared by concurrent threads). DNS answers and TLS
 // sessions are shared by all handles through a CURLSH guarded by mutexes.
+//
+// Cancellation: a request runs under the sending thread's current
+// CancelToken (core/cancel.h). A cancelled token fails Send before anything
+// is sent, and aborts a transfer in flight from curl's progress callback,
+// which curl calls several times a second while a transfer runs or waits.
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <array>
@@ -18,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cancel.h"
 #include "core/http/transport.h"
 #include "core/log.h"
 
@@ -29,7 +36,15 @@ constexpr long kReceiveBufferSize = 256 * 1024;
 
 void InitCurlOnce() {
   static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_ALL); });
+  std::call_once(once, [] {
+    // OpenSSL would otherwise register its cleanup with atexit when first
+    // initialised; if that happens after the default executor registered its
+    // shutdown, OpenSSL is torn down first, under worker threads still
+    // signing or encrypting (a crash at exit). Without the handler, the
+    // operating system reclaims OpenSSL's memory at exit.
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
+    curl_global_init(CURL_GLOBAL_ALL);
+  });
 }
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
@@ -82,6 +97,7 @@ struct Exchange {
   size_t body_offset = 0;          // next byte of request->body to send
   bool headers_delivered = false;  // sink->OnHeaders has been called
   Status callback_error;           // why a callback aborted the transfer
+  CancelToken cancel;              // the sender's: checked by OnProgress
 
   Status DeliverHeaders() {
     headers_delivered = true;
@@ -177,6 +193,14 @@ int OnSeekBody(void* user, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
+// curl's progress callback: a non-zero return aborts the transfer.
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto& exchange = *static_cast<Exchange*>(user);
+  if (!exchange.cancel.cancelled()) return 0;
+  exchange.callback_error = CancelledError(std::string(exchange.what) + ": cancelled");
+  return 1;
+}
+
 // Returns curl's own explanation when it gave one, else the generic text.
 std::string CurlDetail(CURLcode code, const char* error_buffer) {
   std::string detail = error_buffer[0] ? error_buffer : curl_easy_strerror(code);
@@ -247,6 +271,8 @@ CURL* CurlTransport::NewHandle() const {
   curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &OnBodyData);
   curl_easy_setopt(handle, CURLOPT_READFUNCTION, &OnReadBody);
   curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, &OnSeekBody);
+  curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &OnProgress);
+  curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
   return handle;
 }
 
@@ -364,6 +390,8 @@ void LogHeaders(std::string_view direction, const HttpHeaders& headers) {
 
 Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSink* sink) {
   const std::string what = request.method + " " + log::RedactUrl(request.url);
+  const CancelToken cancel = CancelToken::Current();
+  SPOOL_RETURN_IF_ERROR(cancel.Check(what));
   SPOOL_ASSIGN_OR_RETURN(Lease lease, Checkout());
   CURL* handle = lease.get();
 
@@ -371,6 +399,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
   exchange.request = &request;
   exchange.what = what;
   exchange.sink = sink;
+  exchange.cancel = cancel;
   CurlHeaderList headers(request.headers);
   char error_buffer[CURL_ERROR_SIZE] = {};
   const std::chrono::milliseconds total_timeout =
@@ -401,6 +430,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &exchange);
   curl_easy_setopt(handle, CURLOPT_READDATA, &exchange);
   curl_easy_setopt(handle, CURLOPT_SEEKDATA, &exchange);
+  curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &exchange);
 
   const bool debug = log::DebugEnabled();
   if (debug) {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cancel.h"
 #include "core/http/transport.h"
 #include "tests/http/http_test_server.h"
 
@@ -494,6 +495,56 @@ TEST_F(CurlTransportTest, TotalTimeoutIsDeadlineExceeded) {
       << response.status().ToString();
   EXPECT_NE(response.status().message().find("300 ms timeout"), std::string::npos)
       << response.status().message();
+}
+
+TEST_F(CurlTransportTest, ACancelledTokenSendsNothing) {
+  const int before = ServerConnections();
+  CancelSource source;
+  source.Cancel();
+  {
+    CancelScope scope(source.token());
+    auto response = Get("/bytes?n=10", nullptr);
+    ASSERT_EQ(response.status().code(), StatusCode::kCancelled) << response.status().ToString();
+    EXPECT_NE(response.status().message().find("GET http://127.0.0.1:"), std::string::npos);
+  }
+  // Only the two /connections requests reached the server, on one connection.
+  EXPECT_EQ(ServerConnections(), before);
+}
+
+TEST_F(CurlTransportTest, ACancelAbortsATransferInFlight) {
+  // The server sends 100 bytes and then nothing for 20 s: without the
+  // cancel this ends in the stall or the server's hang-up, not Cancelled.
+  CancelSource source;
+  class CancelAfterFirstBytes : public ResponseSink {
+   public:
+    explicit CancelAfterFirstBytes(CancelSource& source) : source_(source) {}
+    Status Write(std::string_view data) override {
+      received += data.size();
+      source_.Cancel();  // as an owner on another thread would
+      return OkStatus();
+    }
+    size_t received = 0;
+
+   private:
+    CancelSource& source_;
+  } sink(source);
+  CancelScope scope(source.token());
+  HttpRequest request;
+  request.url = Url("/stall?after=100&seconds=20");
+  auto response = transport_->Send(request, &sink);
+  ASSERT_EQ(response.status().code(), StatusCode::kCancelled) << response.status().ToString();
+  EXPECT_NE(response.status().message().find("/stall"), std::string::npos);
+  EXPECT_EQ(sink.received, 100u);
+}
+
+TEST_F(CurlTransportTest, ADeadlineAbortsATransferInFlight) {
+  CancelSource source;
+  source.CancelAt(std::chrono::steady_clock::now() + std::chrono::milliseconds(300));
+  CancelScope scope(source.token());
+  HttpRequest request;
+  request.url = Url("/stall?after=10&seconds=20");
+  auto response = transport_->Send(request, nullptr);
+  ASSERT_EQ(response.status().code(), StatusCode::kCancelled) << response.status().ToString();
 }
 
 TEST_F(CurlTransportTest, ResetMidBodyIsUnavailable) {
