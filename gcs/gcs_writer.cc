@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/cancel.h"
 #include "core/crc32c.h"
 
 namespace spool::gcs {
@@ -145,7 +146,16 @@ Result<ObjectInfo> GcsWriterImpl::Close() {
   if (done_) return FailedPreconditionError("close " + url_ + " twice, or after Abort or Suspend");
   done_ = true;
   const uint64_t size = bytes_appended();
-  Result<ObjectMetadata> stored = upload_ ? upload_->Finish() : CommitSmall();
+  // The request that makes the object visible is not cancelled once it has
+  // started (its outcome must be known); the cancel is checked before it.
+  if (Status cancelled = CancelToken::Current().Check("writing " + url_); !cancelled.ok()) {
+    if (upload_) upload_->Cancel().IgnoreError();
+    return cancelled;
+  }
+  Result<ObjectMetadata> stored = [&] {
+    CancelScope commit(CancelToken::Process());
+    return upload_ ? upload_->Finish() : CommitSmall();
+  }();
   if (!stored.ok()) {
     if (upload_) upload_->Cancel().IgnoreError();
     return CreateOnlyConflict(stored.status());

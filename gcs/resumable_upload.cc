@@ -36,7 +36,10 @@ ResumableUpload::ResumableUpload(GcsClient& client, std::string url, ResumableUp
       crc_handed_(state.crc32c),
       committed_(state.committed) {}
 
-ResumableUpload::~ResumableUpload() { WaitForPending(0); }
+ResumableUpload::~ResumableUpload() {
+  cancel_.Cancel();
+  WaitForPending(0);
+}
 
 Status ResumableUpload::FirstError() {
   std::lock_guard lock(mu_);
@@ -111,6 +114,7 @@ void ResumableUpload::HandOver(size_t bytes) {
   pending_.push_back(std::move(chunk));
   if (!draining_) {
     draining_ = true;
+    CancelScope scope(cancel_.token());
     executor_.Submit([this] { Drain(); });
   }
 }
@@ -214,8 +218,10 @@ Result<ResumableUploadState> ResumableUpload::Suspend() {
 
 Status ResumableUpload::Cancel() {
   finished_ = true;
+  cancel_.Cancel();
   WaitForPending(0);
   fill_reservation_ = Reservation();
+  CancelScope cleanup(CancelToken::Process());
   return client_.CancelUpload(session_uri_);
 }
 

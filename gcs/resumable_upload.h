@@ -27,6 +27,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/cancel.h"
 #include "core/executor.h"
 #include "core/retry.h"
 #include "core/status.h"
@@ -60,7 +61,8 @@ class ResumableUpload {
   // Continues the session in `state` (committed = 0 for a new session).
   // `url` names the object for messages.
   ResumableUpload(GcsClient& client, std::string url, ResumableUploadState state, ResumableUploadOptions options);
-  // Waits for the chunk in flight; does not cancel the session (Cancel does).
+  // Abandons the chunk in flight (its request is cancelled) and waits for
+  // the sending task; does not cancel the session (Cancel does).
   ~ResumableUpload();
   ResumableUpload(const ResumableUpload&) = delete;
   ResumableUpload& operator=(const ResumableUpload&) = delete;
@@ -72,7 +74,8 @@ class ResumableUpload {
   // persist; bytes after state.committed must be appended again by whoever
   // resumes. The upload cannot be used afterwards.
   Result<ResumableUploadState> Suspend();
-  // Cancels the session (DELETE).
+  // Stops the chunk in flight and cancels the session (DELETE, sent even
+  // when the caller's work was cancelled).
   Status Cancel();
 
   uint64_t bytes_appended() const { return fill_begin_ + fill_.size(); }
@@ -122,6 +125,7 @@ class ResumableUpload {
   Executor& executor_;
   ByteBudget& budget_;
   const uint64_t chunk_size_;
+  CancelSource cancel_;  // the sending task's requests; see Cancel()
 
   // Writer-thread state.
   std::string fill_;

@@ -35,6 +35,7 @@ ChunkReader::ChunkReader(std::shared_ptr<ReadableObject> object, std::string url
 }
 
 ChunkReader::~ChunkReader() {
+  cancel_.Cancel();
   for (auto& fetch : in_flight_) fetch->task->Cancel().IgnoreError();
 }
 
@@ -74,6 +75,7 @@ void ChunkReader::Issue(bool needed_now) {
   // before the fetches and the object go away.
   Fetch* raw = fetch.get();
   ReadableObject* object = object_.get();
+  CancelScope scope(cancel_.token());
   fetch->task = StealableTask::Submit(executor, [raw, object] { return Run(*raw, *object); });
   in_flight_.push_back(std::move(fetch));
 }

@@ -16,8 +16,8 @@
 // Threading: one consumer thread at a time. A chunk still queued when the
 // consumer needs it is fetched on the consumer's thread instead, so waiting
 // never depends on a free executor thread (no deadlock when the consumer is
-// itself an executor task). The destructor cancels queued fetches and waits
-// for running ones.
+// itself an executor task). The destructor cancels the reader's requests in
+// flight (core/cancel.h) and queued fetches, and waits for running ones.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cancel.h"
 #include "core/executor.h"
 #include "core/status.h"
 #include "core/storage/object_store.h"
@@ -68,6 +69,7 @@ class ChunkReader {
 
   std::shared_ptr<ReadableObject> object_;
   std::string url_;
+  CancelSource cancel_;  // the read-ahead's requests; cancelled by the destructor
   uint64_t position_;     // next byte handed out
   uint64_t issue_offset_;  // next byte to request
   uint64_t end_;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/cancel.h"
 #include "records/framing.h"
 #include "records/json_view.h"
 #include "records/manifest.h"
@@ -264,6 +265,9 @@ void ShardedWriter::Abort() {
     if (shard->close_task) shard->close_task->Cancel().IgnoreError();
     if (shard->batch_task) shard->batch_task->Cancel().IgnoreError();
   }
+  // Removing what was committed must happen even when the caller's work was
+  // cancelled (that is often why we are here).
+  CancelScope cleanup(CancelToken::Process());
   for (auto& shard : shards_) {
     if (shard->written) {
       // Committed already: remove it, so no part of a failed dataset stays.

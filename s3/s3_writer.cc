@@ -6,7 +6,9 @@
 #include <thread>
 #include <utility>
 
+#include "core/cancel.h"
 #include "core/crc32c.h"
+#include "core/log.h"
 
 namespace spool::s3 {
 
@@ -85,6 +87,7 @@ class S3Writer : public WritableObject {
   void Abort() override {
     if (closed_) return;
     closed_ = true;
+    cancel_.Cancel();  // parts in flight stop within about a second
     AbortUpload();
   }
 
@@ -96,8 +99,15 @@ class S3Writer : public WritableObject {
     has_part_ = true;
   }
 
+  // Once the request that makes the object visible has started, it is not
+  // cancelled: a cancel landing mid-request could leave an object the
+  // caller believes aborted. So the cancel is checked just before it.
   Result<ObjectInfo> Commit() {
+    const CancelToken cancel = CancelToken::Current();
+    const std::string what = "writing " + client_->Describe(key_);
     if (upload_id_.empty()) {
+      SPOOL_RETURN_IF_ERROR(cancel.Check(what));
+      CancelScope commit(CancelToken::Process());
       PutOptions put{options_.if_not_exists, options_.content_type};
       auto etag = client_->PutObject(key_, part_, put);
       if (!etag.ok()) return CreateOnlyError(etag.status());
@@ -106,6 +116,8 @@ class S3Writer : public WritableObject {
     if (has_part_ && !part_.empty()) SPOOL_RETURN_IF_ERROR(SubmitPart());
     SPOOL_RETURN_IF_ERROR(WaitForParts(0));
     SPOOL_RETURN_IF_ERROR(FirstError());
+    SPOOL_RETURN_IF_ERROR(cancel.Check(what));
+    CancelScope commit(CancelToken::Process());
     auto etag = client_->CompleteMultipartUpload(key_, upload_id_, parts_, options_.if_not_exists);
     if (!etag.ok()) return CreateOnlyError(etag.status());
     upload_id_.clear();  // completed: nothing to abort any more
@@ -161,6 +173,7 @@ class S3Writer : public WritableObject {
     auto lease = std::make_shared<BudgetHold>(std::move(lease_));
     part_ = std::string();
     has_part_ = false;
+    CancelScope scope(cancel_.token());
     executor_.Submit([this, number, body, lease] {
       auto etag = client_->UploadPart(key_, upload_id_, number, *body);
       body->clear();
@@ -213,7 +226,15 @@ class S3Writer : public WritableObject {
     has_part_ = false;
     lease_.Reset();
     if (!upload_id_.empty()) {
-      client_->AbortMultipartUpload(key_, upload_id_).IgnoreError();
+      // The abort must reach the server even when this writer's work (or
+      // its caller's) was cancelled: only process exit stops it.
+      CancelScope cleanup(CancelToken::Process());
+      Status aborted = client_->AbortMultipartUpload(key_, upload_id_);
+      if (!aborted.ok()) {
+        log::Write(log::Level::kInfo, "s3",
+                   "could not abort the multipart upload of " + client_->Describe(key_) + " (" +
+                       aborted.ToString() + "); `spool gc-uploads` or a lifecycle rule removes it");
+      }
       upload_id_.clear();
     }
   }
@@ -224,6 +245,7 @@ class S3Writer : public WritableObject {
   const ConditionalCreateSupport support_;
   Executor& executor_;
   ByteBudget& budget_;
+  CancelSource cancel_;  // the part uploads; cancelled by Abort()
 
   std::string part_;  // the part being filled
   bool has_part_ = false;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cancel.h"
 #include "core/crc32c.h"
 #include "core/storage/local_files.h"
 
@@ -194,6 +195,7 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
   if (!write.expected_size) write.expected_size = info.size;
   SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer, to.OpenWrite(to_key, write));
 
+  const CancelToken cancel = CancelToken::Current();
   // Parts are read ahead in parallel and appended in order. Declaration
   // order matters: in_flight is destroyed first, and each part's TaskGroup
   // (its last member) waits for its read before the buffer goes away.
@@ -230,6 +232,7 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
     }
     Part& oldest = *in_flight.front();
     SPOOL_RETURN_IF_ERROR(oldest.reading->Wait());
+    SPOOL_RETURN_IF_ERROR(cancel.Check("copying " + source_url));
     crc = crc32c::Extend(crc, oldest.buffer.data(), oldest.buffer.size());
     SPOOL_RETURN_IF_ERROR(writer->Append(oldest.buffer));
     ReportProgress(options, oldest.buffer.size());
@@ -242,6 +245,7 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
     return DataLossError(source_url + ": the bytes read have CRC32C " + Hex32(crc) +
                          " but the source reports " + Hex32(*info.crc32c) + "; nothing was written, retry the copy");
   }
+  SPOOL_RETURN_IF_ERROR(cancel.Check("copying " + source_url));  // nothing commits once cancelled
   SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
   SPOOL_RETURN_IF_ERROR(CheckWrittenChecksum(to, to_key, written, crc));
   written.crc32c = crc;
@@ -267,7 +271,9 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
   std::string buffer(chunk, '\0');
   uint64_t total = 0;
   uint32_t crc = 0;
+  const CancelToken cancel = CancelToken::Current();
   for (;;) {
+    SPOOL_RETURN_IF_ERROR(cancel.Check("uploading " + name));  // the writer aborts as we return
     ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -284,6 +290,7 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
     return FailedPreconditionError(name + " changed size while it was uploaded (" + std::to_string(size) +
                                    " bytes at the start, " + std::to_string(total) + " read); retry when it is stable");
   }
+  SPOOL_RETURN_IF_ERROR(cancel.Check("uploading " + name));
   SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
   SPOOL_RETURN_IF_ERROR(CheckWrittenChecksum(to, key, written, crc));
   written.crc32c = crc;
@@ -326,6 +333,7 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
     group.Submit([&]() -> Status {
       std::string buffer;
       for (size_t part = next_part++; part < parts && !group.cancelled(); part = next_part++) {
+        SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));
         uint64_t offset = part * part_size;
         buffer.resize(std::min(part_size, info.size - offset));
         SPOOL_RETURN_IF_ERROR(ReadExactly(*source, offset, buffer, source_url));
@@ -347,6 +355,8 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
     return DataLossError(from.Describe(key) + ": the bytes downloaded have CRC32C " + Hex32(crc) +
                          " but the store reports " + Hex32(*info.crc32c) + "; " + name + " was not written, retry");
   }
+  // The temporary file goes away as we return: nothing partial is left.
+  SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));
   if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, name, "fsync");
   if (fd.Close() != 0) return ErrnoStatus(errno, name, "close");
   if (::rename(temp.path().c_str(), name.c_str()) != 0) return ErrnoStatus(errno, name, "rename into place");

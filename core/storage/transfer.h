@@ -5,6 +5,12 @@
 // one streaming WritableObject (which itself uploads parts in parallel where
 // the backend can), bounded by the ByteBudget. Every function is safe to call
 // from many threads; each call waits for its own work through a TaskGroup.
+//
+// Cancellation: each call runs under the caller's current CancelToken
+// (core/cancel.h). Once it is cancelled a call stops within about a second
+// and commits nothing: the destination writer aborts (an S3 multipart upload
+// is aborted, a GCS session cancelled), a download's temporary file is
+// removed, and the call returns Cancelled.
 #pragma once
 
 #include <cstdint>

@@ -69,6 +69,7 @@ Status DataLoader::Start(const LoaderState& state) {
   config.shards = shards_;
   config.counters = counters_;
   auto pipeline = std::make_shared<loader::Pipeline>(std::move(config));
+  pipeline->SetPaused(paused_);  // a Resume keeps the pause
   Status started = pipeline->Start(state);
   if (!started.ok()) {
     pipeline->Close();
@@ -97,6 +98,11 @@ Status DataLoader::Resume(const LoaderState& state) {
                                 std::to_string(here.workers) + "); resume with the same seed and job shape");
   }
   return Start(state);
+}
+
+void DataLoader::PausePrefetch(bool paused) {
+  paused_ = paused;
+  pipeline_->SetPaused(paused);
 }
 
 void DataLoader::Close() {

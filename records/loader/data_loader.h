@@ -42,13 +42,15 @@
 // Next() returns, after the batches ready before it, the first error of the
 // epoch (it names the shard URL and byte offset); with BadShardPolicy::kSkip
 // bad shards are cut short instead and counted. Close() (or destruction)
-// returns promptly: it stops fetching and wakes a waiting Next(), which then
-// returns Cancelled.
+// returns promptly: it stops fetching, wakes a waiting Next() (which then
+// returns Cancelled), cancels the requests in flight and waits for every
+// task the loader started; none runs after Close() returns.
 //
 // Threading: Next, State, Resume and Counters are called from one consumer
 // thread at a time; Close and Counters may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -117,7 +119,13 @@ class DataLoader {
   // of another seed or worker.
   Status Resume(const LoaderState& state);
 
-  // Stops prefetching and wakes a waiting Next(). Idempotent; thread-safe.
+  // Paused, the loader starts no read-ahead: a checkpoint saved before a
+  // preemption gets the network and the CPU. Next() still fetches what it
+  // needs, so a paused loader is slower, never stuck. Thread-safe.
+  void PausePrefetch(bool paused);
+
+  // Stops prefetching, wakes a waiting Next() and waits for the loader's
+  // tasks (their requests are cancelled). Idempotent; thread-safe.
   void Close();
 
   LoaderCounters Counters() const;
@@ -135,6 +143,7 @@ class DataLoader {
   std::shared_ptr<std::vector<loader::ShardInfo>> shards_;
   std::shared_ptr<loader::CounterBlock> counters_;
   std::shared_ptr<loader::Pipeline> pipeline_;
+  std::atomic<bool> paused_{false};
 };
 
 }  // namespace spool

@@ -25,7 +25,8 @@ void AtomicMax(std::atomic<uint64_t>& target, uint64_t value) {
 Pipeline::Pipeline(Config config)
     : config_(std::move(config)),
       options_(config_.options),
-      executor_(options_.executor ? *options_.executor : DefaultExecutor()) {
+      executor_(options_.executor ? *options_.executor : DefaultExecutor()),
+      fetches_(executor_) {
   // I/O buffers get a third of the budget, split evenly over the readers
   // that may be open at once: each keeps up to reader_read_ahead_ bytes of
   // ranged reads in flight (or as spare buffers), plus the chunk being
@@ -39,7 +40,7 @@ Pipeline::Pipeline(Config config)
   capacity_ = options_.memory_budget > fixed ? options_.memory_budget - fixed : 0;
 }
 
-Pipeline::~Pipeline() = default;
+Pipeline::~Pipeline() { Close(); }
 
 uint64_t Pipeline::ShuffleSeed(uint64_t epoch) const {
   return DeriveSeed({options_.seed, epoch, config_.worker, config_.workers, 0x5u});
@@ -51,6 +52,8 @@ Status Pipeline::Start(const LoaderState& state) {
                                 " bytes leaves too little for decoded records after read-ahead (interleave + "
                                 "prefetch_shards readers x read_ahead); raise memory_budget or lower read_ahead");
   }
+  // What Start reads and submits is the pipeline's work: Close cancels it.
+  CancelScope scope(cancel_.token());
   std::unique_lock lock(mu_);
   for (const auto& cut : state.truncated) cuts_[state.epoch][cut.shard] = cut.records;
   state_epoch_ = state.epoch;
@@ -227,6 +230,7 @@ void Pipeline::EmitBatchLocked() {
 
 void Pipeline::AdmitFetchesLocked() {
   if (closed_ || finished_ || !error_.ok() || !schedule_) return;
+  if (paused_ && consumers_waiting_ == 0) return;
   std::vector<size_t> window = schedule_->Active();
   const size_t prefetch_end =
       std::min(plan_.size(), schedule_->opened() + static_cast<size_t>(std::max(options_.prefetch_shards, 0)));
@@ -248,9 +252,12 @@ void Pipeline::AdmitFetchesLocked() {
     stream->fetching = true;
     ++fetches_in_flight_;
     AccountLocked(static_cast<int64_t>(chunk));
-    // RunFetch takes the stream, so it (and its reader) is released before
-    // the task's hold on the pipeline.
-    executor_.Submit([self = shared_from_this(), stream, chunk]() mutable { self->RunFetch(std::move(stream), chunk); });
+    // `this` outlives the task: Close() waits for the group.
+    CancelScope scope(cancel_.token());
+    fetches_.Submit([this, stream, chunk]() mutable {
+      RunFetch(std::move(stream), chunk);
+      return OkStatus();
+    });
   }
 }
 
@@ -457,7 +464,10 @@ Result<std::vector<Pipeline::Item>> Pipeline::Materialize(const std::vector<Reco
 Result<std::optional<Batch>> Pipeline::Next() {
   std::unique_lock lock(mu_);
   const auto start = std::chrono::steady_clock::now();
+  ++consumers_waiting_;
+  if (paused_) AdmitFetchesLocked();  // a paused loader still serves what is asked for
   ready_cv_.wait(lock, [&] { return closed_ || !ready_.empty() || finished_ || !error_.ok(); });
+  --consumers_waiting_;
   config_.counters->wait_nanos.fetch_add(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
   if (closed_) return CancelledError("the data loader was closed");
@@ -493,11 +503,32 @@ LoaderState Pipeline::State() const {
   return state;
 }
 
-void Pipeline::Close() {
+void Pipeline::SetPaused(bool paused) {
   std::lock_guard lock(mu_);
-  closed_ = true;
-  stopping_ = true;
-  ready_cv_.notify_all();
+  const bool resumed = paused_ && !paused;
+  paused_ = paused;
+  if (resumed && schedule_) PumpLocked();
+}
+
+void Pipeline::Close() {
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    stopping_ = true;
+    ready_cv_.notify_all();
+  }
+  cancel_.Cancel();
+  // No fetch is admitted once closed_ is set; wait for those in flight.
+  fetches_.Wait().IgnoreError();
+  // Then close the shard readers, which wait for their own read-ahead.
+  std::map<size_t, std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard lock(mu_);
+    streams.swap(streams_);
+    for (auto& [segment, stream] : streams) {
+      if (stream->reader) --open_readers_;
+    }
+  }
 }
 
 }  // namespace spool::loader

@@ -5,8 +5,12 @@
 // Threads: the consumer calls Next(); fetch tasks run on the executor, one
 // per open shard at a time; the assembler runs under the pipeline's mutex on
 // whichever thread changed what it waits for (a fetch task that brought
-// records, or the consumer that took a batch). Fetch tasks own a shared_ptr
-// to the pipeline, so it lives until the last one returns even after Close.
+// records, or the consumer that took a batch).
+//
+// Lifetime: fetch tasks run under the pipeline's CancelSource and in its
+// TaskGroup. Close() cancels the source (requests in flight are abandoned
+// within about a second) and waits for every fetch task, so no task of a
+// closed pipeline runs afterwards; the destructor closes.
 #pragma once
 
 #include <atomic>
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cancel.h"
 #include "core/executor.h"
 #include "core/retry.h"
 #include "core/status.h"
@@ -44,7 +49,7 @@ struct CounterBlock {
   std::atomic<uint64_t> skipped_records{0}, skipped_shards{0}, peak_buffered{0}, budget_overruns{0};
 };
 
-class Pipeline : public std::enable_shared_from_this<Pipeline> {
+class Pipeline {
  public:
   struct Config {
     DataLoaderOptions options;
@@ -55,15 +60,22 @@ class Pipeline : public std::enable_shared_from_this<Pipeline> {
   };
 
   explicit Pipeline(Config config);
-  ~Pipeline();
+  ~Pipeline();  // Close()
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
 
   // Positions the pipeline at `state` (replaying the order and reading the
   // shuffle buffer's records back when position > 0) and starts fetching.
   Status Start(const LoaderState& state);
   Result<std::optional<Batch>> Next();
   LoaderState State() const;
+  // Stops fetching, wakes a waiting Next() and waits for the fetch tasks.
+  // Idempotent; any thread but a fetch task.
   void Close();
   uint64_t buffered_bytes() const;
+  // Paused: no fetch starts unless Next() waits for data. Fetches in flight
+  // finish.
+  void SetPaused(bool paused);
 
  private:
   struct Item {
@@ -132,11 +144,15 @@ class Pipeline : public std::enable_shared_from_this<Pipeline> {
   uint64_t capacity_ = 0;
   std::atomic<int> open_readers_{0};  // readers that exist now (each may hold one chunk)
   std::atomic<bool> stopping_{false};  // Close() was called: fetch tasks return early
+  CancelSource cancel_;                // cancelled by Close(): the fetches' requests stop
+  TaskGroup fetches_;                  // every fetch task; Close() waits for it
 
   mutable std::mutex mu_;
   std::condition_variable ready_cv_;
   bool closed_ = false;
   bool finished_ = false;
+  bool paused_ = false;
+  int consumers_waiting_ = 0;  // in Next(), waiting for a batch
   Status error_;
 
   // The order (assembler side).

@@ -11,6 +11,7 @@
 #include "core/retry.h"
 #include "core/storage/local_store.h"
 #include "core/storage/memory_store.h"
+#include "core/cancel.h"
 #include "records/loader/data_loader.h"
 #include "tests/loader/loader_suite.h"
 #include "tests/loader/test_dataset.h"
@@ -66,9 +67,15 @@ class StallingStore : public ObjectStore {
    public:
     Stalling(StallingStore* store, std::unique_ptr<ReadableObject> inner) : store_(store), inner_(std::move(inner)) {}
     const ObjectInfo& info() const override { return inner_->info(); }
+    // Waits until released, or until the reader's work is cancelled, as a
+    // real transport abandons a stalled request (core/cancel.h).
     Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
+      const CancelToken cancel = CancelToken::Current();
       std::unique_lock lock(store_->mu_);
-      store_->cv_.wait(lock, [&] { return store_->released_; });
+      while (!store_->released_) {
+        if (cancel.cancelled()) return cancel.Check("stalled read");
+        store_->cv_.wait_for(lock, std::chrono::milliseconds(10));
+      }
       lock.unlock();
       return inner_->ReadAt(offset, buffer);
     }
