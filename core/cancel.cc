@@ -54,6 +54,16 @@ const std::shared_ptr<State>& ProcessState() {
   return *state;
 }
 
+// The parent of every token made outside a scope.
+const std::shared_ptr<State>& WorkState() {
+  static auto* state = new std::shared_ptr<State>([] {
+    auto work = std::make_shared<State>();
+    work->parent = ProcessState();
+    return work;
+  }());
+  return *state;
+}
+
 // Sleepers of every token wait on one condition variable: cancels are rare,
 // so waking all of them on each is cheaper than a list per token.
 struct Sleepers {
@@ -65,7 +75,7 @@ Sleepers& AllSleepers() {
   return *sleepers;
 }
 
-thread_local std::shared_ptr<State> current_state;  // null: the process state
+thread_local std::shared_ptr<State> current_state;  // null: the work state
 
 void Trigger(State& state) {
   if (state.cancelled.exchange(true, std::memory_order_acq_rel)) return;
@@ -76,9 +86,9 @@ void Trigger(State& state) {
 
 }  // namespace
 
-CancelToken::CancelToken() : state_(ProcessState()) {}
+CancelToken::CancelToken() : state_(WorkState()) {}
 
-CancelToken CancelToken::Current() { return CancelToken(current_state ? current_state : ProcessState()); }
+CancelToken CancelToken::Current() { return CancelToken(current_state ? current_state : WorkState()); }
 
 CancelToken CancelToken::Process() { return CancelToken(ProcessState()); }
 
@@ -118,6 +128,8 @@ CancelScope::CancelScope(CancelToken token) : previous_(CancelToken::Current()) 
 }
 
 CancelScope::~CancelScope() { current_state = std::move(previous_.state_); }
+
+void CancelWork() { Trigger(*WorkState()); }
 
 void CancelProcess() { Trigger(*ProcessState()); }
 

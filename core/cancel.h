@@ -3,8 +3,11 @@
 // A CancelSource is owned by whatever starts work (a data loader, a writer,
 // a checkpoint save, a CLI command); its CancelToken is what the work checks.
 // Tokens form a chain: a source made inside the scope of another token is
-// cancelled when that one is, and every chain ends at the process token,
-// which is cancelled once, when the process exits (ShutdownExecutors).
+// cancelled when that one is. Every chain ends at the process token, and
+// every token made without a scope descends from the work token, a child of
+// the process token. At exit (ShutdownExecutors) the work token is cancelled
+// first, so work stops while cleanup under the process token (below) still
+// reaches the server for a short grace; then the process token.
 //
 // The work does not take a token as an argument: a CancelScope installs one
 // as the running thread's current token, Executor::Submit carries the
@@ -15,7 +18,7 @@
 //
 // Cleanup that must still reach the server after a cancel (aborting a
 // multipart upload) runs under CancelScope(CancelToken::Process()): only
-// process exit stops it.
+// the end of the exit grace stops it.
 //
 // Threading: everything here is thread-safe. Cancel() is not
 // async-signal-safe (it wakes sleepers); a signal handler should hand the
@@ -36,12 +39,12 @@ struct State;
 
 class CancelToken {
  public:
-  // The process token.
+  // The work token: cancelled when the process starts to exit.
   CancelToken();
-  // The token of the running thread's innermost CancelScope, else the
-  // process token.
+  // The token of the running thread's innermost CancelScope, else the work
+  // token.
   static CancelToken Current();
-  // Cancelled only when the process shuts down.
+  // Cancelled only at the end of the process's exit grace: for cleanup.
   static CancelToken Process();
 
   bool cancelled() const;
@@ -90,8 +93,10 @@ class CancelScope {
   CancelToken previous_;
 };
 
-// Cancels the process token (see ShutdownExecutors in executor.h, which
-// calls it). Exposed for tests.
+// The two stages of exit (ShutdownExecutors in executor.h calls them):
+// cancel every token but the process token and its cleanup scopes, then
+// that one too.
+void CancelWork();
 void CancelProcess();
 
 }  // namespace spool

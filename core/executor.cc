@@ -108,34 +108,28 @@ bool Executor::Shutdown(std::chrono::milliseconds bound) {
   std::unique_lock<std::mutex> lock(mu_);
   stopping_ = true;
   cv_.notify_all();
-  if (workers_.empty()) return live_workers_ == 0;
   const auto all_exited = [this] { return live_workers_ == 0; };
-  const bool exited = bound.count() == 0 ? (exited_.wait(lock, all_exited), true)
-                                         : exited_.wait_for(lock, bound, all_exited);
+  if (bound.count() == 0) {
+    exited_.wait(lock, all_exited);
+  } else if (!exited_.wait_for(lock, bound, all_exited)) {
+    return false;
+  }
   std::vector<std::thread> workers = std::move(workers_);
   workers_.clear();
   lock.unlock();
-  for (std::thread& worker : workers) {
-    if (exited) {
-      worker.join();
-    } else {
-      worker.detach();
-    }
-  }
-  if (!exited) {
-    log::Write(log::Level::kInfo, "executor",
-               "shutting down with tasks still running after " + std::to_string(bound.count()) +
-                   " ms; they were cancelled and are left to finish");
-  }
-  return exited;
+  for (std::thread& worker : workers) worker.join();
+  return true;
 }
 
 namespace {
 
-// How long exit waits for the default pool. Requests in flight are cancelled
-// and notice within about a second; a task blocked elsewhere (a stuck local
-// read) is not waited for longer than this.
-constexpr std::chrono::milliseconds kExitBound{5'000};
+// How long exit waits for the default pool: first with only the work
+// cancelled (requests in flight notice within about a second, and cleanup
+// such as aborting an upload can still reach the server), then with
+// everything cancelled. A task blocked elsewhere (a stuck local read) is not
+// waited for longer than the two together.
+constexpr std::chrono::milliseconds kCleanupGrace{2'000};
+constexpr std::chrono::milliseconds kFinalBound{3'000};
 
 std::atomic<Executor*> default_executor{nullptr};
 
@@ -154,8 +148,15 @@ Executor& DefaultExecutor() {
 }
 
 void ShutdownExecutors() {
+  CancelWork();
+  Executor* executor = default_executor.load();
+  if (executor == nullptr || executor->Shutdown(kCleanupGrace)) return;
   CancelProcess();
-  if (Executor* executor = default_executor.load()) executor->Shutdown(kExitBound);
+  if (!executor->Shutdown(kFinalBound)) {
+    log::Write(log::Level::kInfo, "executor",
+               "exiting with tasks still running after " + std::to_string((kCleanupGrace + kFinalBound).count()) +
+                   " ms; they were cancelled");
+  }
 }
 
 // ---- TaskGroup --------------------------------------------------------------

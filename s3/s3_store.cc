@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "core/cancel.h"
 #include "s3/credential_providers.h"
 #include "s3/errors.h"
 #include "s3/s3_reader.h"
@@ -150,6 +151,10 @@ Result<int> S3Store::AbortIncompleteUploads(std::string_view prefix, std::chrono
 Result<ConditionalCreateSupport> S3Store::ProbeConditionalCreate() {
   std::lock_guard lock(probe_mu_);
   if (conditional_create_) return *conditional_create_;
+  // A handful of small requests that create and remove objects of their
+  // own: cut short by a cancel, they would leave a probe object or an
+  // upload behind. Only the end of the exit grace stops them.
+  CancelScope probe_scope(CancelToken::Process());
   // Create a probe object create-only, then try to replace it create-only by
   // a PUT and by a one-part multipart upload: a server that honours
   // If-None-Match refuses both with 412.

@@ -70,7 +70,12 @@ struct WriteOptions {
 };
 
 // An object being written. Nothing is visible under the key until Close()
-// succeeds; Abort() (or destruction without Close) discards everything.
+// succeeds; Abort() (or destruction without Close) discards everything: it
+// cancels the uploads in flight, waits for them, and removes what the
+// service holds (an S3 multipart upload is aborted, a GCS session
+// cancelled), even when the caller's work was cancelled. Close() under a
+// cancelled token (core/cancel.h) commits nothing; once the request that
+// commits has started, it is finished, so the outcome is always known.
 // Not thread-safe: one writer thread at a time.
 class WritableObject {
  public:

@@ -219,13 +219,22 @@ TEST(ExecutorShutdownTest, ShutdownRunsEveryQueuedTask) {
   EXPECT_EQ(ran.load(), 50);
 }
 
-TEST(ExecutorShutdownTest, ABoundedShutdownLeavesAStuckTaskBehind) {
-  // Leaked: the detached worker still uses it after the test.
-  auto* executor = new Executor(1);
-  auto* release = new std::latch(1);
-  executor->Submit([release] { release->wait(); });
-  EXPECT_FALSE(executor->Shutdown(20ms));
-  release->count_down();  // let the detached worker finish
+TEST(ExecutorShutdownTest, ABoundedShutdownReturnsWhileATaskIsStuckAndCanWaitAgain) {
+  Executor executor(1);
+  std::latch release(1);
+  executor.Submit([&] { release.wait(); });
+  EXPECT_FALSE(executor.Shutdown(20ms));
+  release.count_down();
+  EXPECT_TRUE(executor.Shutdown());
+}
+
+TEST(CancelTest, UnscopedWorkIsNotCleanup) {
+  // Made without a scope, a source descends from the work token, which exit
+  // cancels first; cleanup scopes use the process token, cancelled last.
+  CancelSource unscoped;
+  CancelSource cleanup(CancelToken::Process());
+  EXPECT_FALSE(unscoped.cancelled());
+  EXPECT_FALSE(cleanup.cancelled());
 }
 
 }  // namespace
