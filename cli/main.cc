@@ -2,7 +2,9 @@
 //
 // Exit codes: 0 success, 1 an operation failed (one line on stderr: "spool:
 // <what went wrong>"), 2 the command line was wrong (usage on stderr), 3 data
-// is corrupt (a CRC or checksum mismatch, a truncated record: DataLoss).
+// is corrupt (a CRC or checksum mismatch, a truncated record: DataLoss),
+// 130 / 143 interrupted by SIGINT / SIGTERM (one line saying what was left:
+// see cli/interrupts.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -10,6 +12,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/global_options.h"
+#include "cli/interrupts.h"
 #include "cli/output.h"
 #include "spool/register_backends.h"
 
@@ -54,7 +57,20 @@ int main(int argc, char** argv) {
   }
   for (const spool::cli::Command& command : commands) {
     if (!command.app->parsed()) continue;
-    spool::Status status = command.run();
+    spool::Status status;
+    int interrupted = 0;
+    {
+      spool::cli::Interrupts interrupts;
+      spool::CancelScope scope(interrupts.token());
+      status = command.run();
+      interrupted = interrupts.signal();
+    }
+    if (interrupted != 0) {
+      // The command stopped early; its status says what it left behind.
+      std::string what = status.ok() ? "the command had finished" : status.message();
+      spool::cli::PrintError(std::string("interrupted by ") + spool::cli::SignalName(interrupted) + ": " + what);
+      return 128 + interrupted;
+    }
     if (std::fflush(stdout) != 0 && status.ok()) status = spool::UnavailableError("writing to standard output failed");
     if (!status.ok()) {
       spool::cli::PrintError(status);

@@ -1,7 +1,12 @@
 // Environment and shared-file credentials, including credential_process.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
 
 #include "s3/credential_providers.h"
 #include "s3/flat_json.h"
@@ -32,16 +37,51 @@ class EnvironmentProvider : public CredentialsProvider {
   EnvLookup env_;
 };
 
-// Runs `command` with the shell and returns its standard output.
+// Runs `command` with the shell and returns its standard output. The child
+// starts with no signal blocked and SIGINT/SIGTERM at their default actions
+// (a signal mask survives exec, and the spool command blocks both in its
+// threads: cli/interrupts.h), so a Ctrl-C reaches the helper too.
 Result<std::string> RunCommand(const std::string& command, const std::string& profile) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return UnavailableError("cannot start the credential_process of profile " + profile);
+  const std::string failed_to_start = "cannot start the credential_process of profile " + profile;
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return UnavailableError(failed_to_start + ": " + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);  // dup2 clears close-on-exec
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, interrupts;
+  sigemptyset(&none);
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &interrupts);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+  pid_t pid = 0;
+  const int spawned =
+      posix_spawn(&pid, "/bin/sh", &actions, &attributes, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(out[1]);
+  if (spawned != 0) {
+    ::close(out[0]);
+    return UnavailableError(failed_to_start + ": " + std::strerror(spawned));
+  }
   std::string output;
   char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  int status = pclose(pipe);
-  if (status != 0) {
+  for (;;) {
+    const ssize_t n = ::read(out[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    output.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return PermissionDeniedError("the credential_process of AWS profile " + profile + " failed (exit status " +
                                  std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
                                  "); run it by hand to see why");

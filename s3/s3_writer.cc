@@ -233,7 +233,7 @@ class S3Writer : public WritableObject {
       if (!aborted.ok()) {
         log::Write(log::Level::kInfo, "s3",
                    "could not abort the multipart upload of " + client_->Describe(key_) + " (" +
-                       aborted.ToString() + "); `spool gc-uploads` or a lifecycle rule removes it");
+                       aborted.ToString() + "); a bucket lifecycle rule (AbortIncompleteMultipartUpload) removes it");
       }
       upload_id_.clear();
     }

@@ -12,6 +12,7 @@
 #include "cli/commands/locations.h"
 #include "cli/output.h"
 #include "core/bytes.h"
+#include "core/cancel.h"
 
 namespace spool::cli {
 namespace {
@@ -68,7 +69,13 @@ Status RunSave(const CkptOptions& options, const GlobalOptions& global) {
     }
     metadata[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
-  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, manager->Save(*options.step, source, std::move(metadata)));
+  Result<CheckpointManifest> saved = manager->Save(*options.step, source, std::move(metadata));
+  if (!saved.ok() && CancelToken::Current().cancelled()) {
+    return CancelledError("step " + std::to_string(*options.step) +
+                          " was not committed and its uploaded files were removed; the latest checkpoint is "
+                          "unchanged");
+  }
+  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, std::move(saved));
   if (global.json) {
     PrintLine(ManifestJson(options.root, manifest));
   } else if (!global.quiet) {
@@ -108,7 +115,12 @@ Result<int64_t> StepOrLatest(CheckpointManager& manager, const CkptOptions& opti
 Status RunRestore(const CkptOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
   SPOOL_ASSIGN_OR_RETURN(int64_t step, StepOrLatest(*manager, options));
-  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, manager->Restore(step, options.folder));
+  Result<CheckpointManifest> restored = manager->Restore(step, options.folder);
+  if (!restored.ok() && CancelToken::Current().cancelled()) {
+    return CancelledError("step " + std::to_string(step) + " was not restored; " + options.folder +
+                          " was left as it was");
+  }
+  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, std::move(restored));
   if (global.json) {
     PrintLine(ManifestJson(options.root, manifest));
   } else if (!global.quiet) {

@@ -16,6 +16,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "core/bytes.h"
+#include "core/cancel.h"
 #include "records/manifest.h"
 
 namespace spool::cli {
@@ -133,7 +134,9 @@ Status RunConvert(const ConvertOptions& options, const GlobalOptions& global) {
   uint64_t position = 0, bad = 0;
   tensorflow::Example example;
   std::string problem;
+  const CancelToken cancel = CancelToken::Current();
   for (;;) {
+    if (cancel.cancelled()) return CancelledError("cancelled after " + std::to_string(position) + " records");
     bool wanted = output->Wants(position);
     SPOOL_ASSIGN_OR_RETURN(SourceItem item, input->Next(wanted ? &example : nullptr, &problem));
     if (item == SourceItem::kEnd) break;
@@ -212,7 +215,16 @@ Command AddConvertCommand(CLI::App& spool, const GlobalOptions& global) {
       "  spool convert ./cifar10/train/ s3://my-bucket/cifar10/train --format images --shards 16\n"
       "  spool convert s3://raw/imagenet/train/ s3://ds/imagenet/train --format images --shards 1024 \\\n"
       "      --task-index 3 --task-count 16   # then: spool records manifest s3://ds/imagenet/train --shards 1024\n");
-  return {app, [options, &global] { return RunConvert(*options, global); }};
+  return {app, [options, &global] {
+            Status status = RunConvert(*options, global);
+            if (!status.ok() && CancelToken::Current().cancelled()) {
+              // The output aborted as RunConvert returned: open shards were
+              // discarded, committed ones deleted, no manifest written.
+              return CancelledError("the conversion stopped; no manifest was written and the shards already "
+                                    "written were removed");
+            }
+            return status;
+          }};
 }
 
 }  // namespace spool::cli

@@ -24,6 +24,7 @@
 #include "cli/commands/locations.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "core/cancel.h"
 #include "core/executor.h"
 #include "core/storage/transfer.h"
 
@@ -70,6 +71,7 @@ class CopyRunner {
   // run a queued one) and the budget their first buffers take. Call from one
   // thread, not a task.
   void Submit(Side from, Side to, uint64_t size) {
+    if (CancelToken::Current().cancelled()) return;  // interrupted: start nothing new
     progress_.AddTotal(size);
     {
       std::unique_lock lock(mu_);
@@ -109,6 +111,13 @@ class CopyRunner {
     SPOOL_RETURN_IF_ERROR(group_.Wait());
     progress_.Finish();
     std::lock_guard lock(mu_);
+    if (CancelToken::Current().cancelled()) {
+      // Every copy has returned: writers aborted their uploads, downloads
+      // removed their temporary files.
+      return CancelledError(std::to_string(started_ - failed_) + " of " + std::to_string(started_) +
+                            " copies finished; the rest stopped, leaving nothing partial (incomplete uploads "
+                            "aborted, partial downloads removed)");
+    }
     if (failed_ <= 1) return first_error_;
     return Status(first_error_.code(), std::to_string(failed_) + " of " + std::to_string(started_) + " copies failed");
   }

@@ -14,6 +14,7 @@
 #include "cli/commands/object_checksum.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "core/cancel.h"
 #include "core/executor.h"
 
 namespace spool::cli {
@@ -109,6 +110,7 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
   // Copies go in batches of one per executor thread (SPOOL_THREADS), so the
   // nesting of waits and the buffers in flight stay bounded.
   const size_t batch = static_cast<size_t>(DefaultExecutor().threads());
+  std::atomic<size_t> copied{0};
   for (size_t start = 0; start < copies.size(); start += batch) {
     TaskGroup group(DefaultExecutor());
     for (size_t i = start; i < std::min(copies.size(), start + batch); ++i) {
@@ -123,10 +125,18 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
         }
         report(options.dry_run ? "copy" : "copied", source.store->Describe(from.key),
                destination.store->Describe(to.key), copy.source.size);
+        ++copied;
         return OkStatus();
       });
     }
-    SPOOL_RETURN_IF_ERROR(group.Wait());
+    Status waited = group.Wait();
+    if (CancelToken::Current().cancelled()) {
+      return CancelledError(std::to_string(copied.load()) + " of " + std::to_string(copies.size()) +
+                            " copies finished; the rest stopped, leaving nothing partial (incomplete uploads "
+                            "aborted, partial downloads removed)" +
+                            (options.delete_extra ? "; nothing was deleted" : ""));
+    }
+    SPOOL_RETURN_IF_ERROR(waited);
   }
   progress.Finish();
   if (!extra.empty() && !options.dry_run) {
