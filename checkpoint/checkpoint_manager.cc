@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <system_error>
 
@@ -32,7 +33,14 @@ CheckpointManager::CheckpointManager(std::shared_ptr<ObjectStore> store, std::st
 
 CheckpointManager::~CheckpointManager() {
   std::lock_guard lock(async_mu_);
-  if (background_) background_->wait();
+  if (!background_) return;
+  if (background_->wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    background_cancel_->Cancel();
+    log::Write(log::Level::kInfo, "checkpoint",
+               "the background save of step " + std::to_string(background_step_) +
+                   " was cancelled, uncommitted: the CheckpointManager was destroyed before Wait()");
+  }
+  background_->wait();
 }
 
 Executor& CheckpointManager::executor() const {
@@ -136,6 +144,11 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
   auto promise = std::make_shared<std::promise<Result<CheckpointManifest>>>();
   std::future<Result<CheckpointManifest>> future = promise->get_future();
   auto owned = std::make_shared<CheckpointSource>(std::move(source));
+  // The save's requests run under its own token: the destructor and
+  // SaveBeforeDeadline cancel it.
+  background_cancel_ = std::make_shared<CancelSource>();
+  background_step_ = step;
+  CancelScope scope(background_cancel_->token());
   executor().Submit([this, promise, owned, staging, step, metadata = std::move(metadata)]() mutable {
     Result<CheckpointManifest> result = [&] {
       std::lock_guard save_lock(save_mu_);
@@ -159,6 +172,65 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
   background_ = std::move(future);
   start.started = true;
   return start;
+}
+
+Result<CheckpointManifest> CheckpointManager::SaveBeforeDeadline(int64_t step, const CheckpointSource& source,
+                                                                 CheckpointMetadata metadata,
+                                                                 std::chrono::steady_clock::time_point deadline) {
+  const std::string what = "checkpoint step " + std::to_string(step);
+  auto missed = [&](const Status& status) -> Status {
+    std::string latest = "none";
+    {
+      // The report itself must not be cut short by the deadline.
+      CancelScope report(CancelToken::Process());
+      if (auto found = Latest(); found.ok() && *found) latest = "step " + std::to_string(**found);
+    }
+    return DeadlineExceededError(what + " was not committed before the preemption deadline; the latest committed "
+                                 "checkpoint is " + latest + " (" + status.message() + ")");
+  };
+  {
+    std::lock_guard lock(async_mu_);
+    if (background_) {
+      if (background_step_ == step) {
+        // This very step is uploading already: it gets until the deadline.
+        background_cancel_->CancelAt(deadline);
+        Result<CheckpointManifest> result = background_->get();
+        background_.reset();
+        if (!result.ok() && std::chrono::steady_clock::now() >= deadline) return missed(result.status());
+        return result;
+      }
+      // An older step would only compete with this one for the network.
+      background_cancel_->Cancel();
+      Status previous = background_->get().status();
+      background_.reset();
+      if (!previous.ok()) {
+        log::Write(log::Level::kInfo, "checkpoint",
+                   "the background save of step " + std::to_string(background_step_) +
+                       " did not commit (cancelled for the preemption save of step " + std::to_string(step) +
+                       "): " + previous.ToString());
+      }
+    }
+  }
+  {
+    // Saved already (a periodic save of this step came first): nothing to do.
+    CancelScope lookup(CancelToken::Process());
+    if (Result<bool> committed = IsCommitted(step); committed.ok() && *committed) return ReadManifest(step);
+  }
+  CancelSource save;
+  save.CancelAt(deadline);
+  CancelScope scope(save.token());
+  std::lock_guard save_lock(save_mu_);
+  NoteSaveStarted(step);
+  // Every file at once: nothing else should be using the budget now.
+  const int files = static_cast<int>(std::min<size_t>(source.entries().size(), 64));
+  Result<CheckpointManifest> result =
+      SaveLocked(step, source, std::move(metadata), std::max(files, options_.file_concurrency), /*retention=*/false);
+  {
+    std::lock_guard lock(state_mu_);
+    step_in_flight_.reset();
+  }
+  if (!result.ok() && std::chrono::steady_clock::now() >= deadline) return missed(result.status());
+  return result;
 }
 
 Result<CheckpointManifest> CheckpointManager::Wait() {

@@ -21,7 +21,14 @@
 // serialised: at most one (synchronous or background) runs at a time. The
 // work of a save or restore runs on the executor of the options (default:
 // DefaultExecutor()), files in parallel, buffers bounded by the byte budget.
-// The destructor waits for a background save in flight.
+// Lifetime: the destructor cancels a background save still in flight (its
+// requests stop within about a second, nothing is committed, the step stays
+// invisible) and waits for it; call Wait() first to keep it. Saves and
+// restores run under the caller's CancelToken (core/cancel.h): a cancelled
+// save never commits, a cancelled restore leaves the folder as it was.
+//
+// Preemption: SaveBeforeDeadline saves one step ahead of everything else and
+// says whether it committed in time (see checkpoint/preemption.h).
 #pragma once
 
 #include <chrono>
@@ -41,6 +48,7 @@
 #include "checkpoint/manifest.h"
 #include "checkpoint/policy.h"
 #include "checkpoint/source.h"
+#include "core/cancel.h"
 #include "core/executor.h"
 #include "core/status.h"
 #include "core/storage/object_store.h"
@@ -132,6 +140,19 @@ class CheckpointManager {
   Result<CheckpointManifest> Wait();
   bool save_in_flight() const;
 
+  // Saves `step` with priority, for a job about to be stopped: a background
+  // save of the same step is given until `deadline` to finish; one of an
+  // earlier step is cancelled (its step stays uncommitted). The save then
+  // uploads every file at once (bounded by the byte budget), and its uploads
+  // are cancelled at `deadline`, leaving the step uncommitted and the
+  // previous one latest. A step committed already is returned as it is.
+  // Retention is left to the next save (its deletes would eat the margin).
+  // Returns the manifest, or DeadlineExceeded naming the step and the latest
+  // committed one; never a half-written step.
+  Result<CheckpointManifest> SaveBeforeDeadline(int64_t step, const CheckpointSource& source,
+                                                CheckpointMetadata metadata,
+                                                std::chrono::steady_clock::time_point deadline);
+
   // The newest committed step; nullopt when there is none.
   Result<std::optional<int64_t>> Latest();
   // Every committed checkpoint's manifest, oldest first.
@@ -160,7 +181,9 @@ class CheckpointManager {
   const CheckpointLayout& layout() const { return layout_; }
 
  private:
-  Result<CheckpointManifest> SaveLocked(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata);
+  // `file_concurrency` 0: options_.file_concurrency.
+  Result<CheckpointManifest> SaveLocked(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata,
+                                        int file_concurrency = 0, bool retention = true);
   Result<CheckpointFile> UploadEntry(int64_t step, const CheckpointSource::Entry& entry);
   Status ConfirmUpload(const std::string& key, const ObjectInfo& written, uint64_t size, uint32_t crc);
   Status CommitManifest(int64_t step, const std::string& json);
@@ -196,6 +219,8 @@ class CheckpointManager {
   // Guards the background save; held while waiting for it.
   mutable std::mutex async_mu_;
   std::optional<std::future<Result<CheckpointManifest>>> background_;
+  std::shared_ptr<CancelSource> background_cancel_;  // the background save's work
+  int64_t background_step_ = -1;
 };
 
 }  // namespace spool

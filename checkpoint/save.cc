@@ -9,6 +9,7 @@
 
 #include "checkpoint/checkpoint_manager.h"
 #include "checkpoint/parallel_for.h"
+#include "core/cancel.h"
 #include "core/crc32c.h"
 #include "core/log.h"
 
@@ -29,7 +30,8 @@ struct FileDescriptor {
 }  // namespace
 
 Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const CheckpointSource& source,
-                                                         CheckpointMetadata metadata) {
+                                                         CheckpointMetadata metadata, int file_concurrency,
+                                                         bool retention) {
   const std::string where = "checkpoint step " + std::to_string(step) + " at " + Url(layout_.StepPrefix(step));
   if (step < 0) return InvalidArgumentError("checkpoint step " + std::to_string(step) + " is negative");
   SPOOL_RETURN_IF_ERROR(source.Validate());
@@ -43,14 +45,20 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
 
   const auto& entries = source.entries();
   std::vector<CheckpointFile> files(entries.size());
-  Status uploaded = ParallelFor(executor(), entries.size(), options_.file_concurrency, [&](size_t i) -> Status {
+  if (file_concurrency <= 0) file_concurrency = options_.file_concurrency;
+  Status uploaded = ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
     SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, entries[i]));
     return OkStatus();
   });
+  // A cancelled save (the caller's Ctrl-C, a destroyed manager, a
+  // preemption deadline) never commits, even when every file arrived.
+  if (uploaded.ok()) uploaded = CancelToken::Current().Check("saving " + where);
   if (!uploaded.ok()) {
     // No manifest was written, so the step does not exist; remove what did
     // arrive so the folder does not wait for Cleanup() (unless another writer
-    // committed the same step meanwhile: those files are its now).
+    // committed the same step meanwhile: those files are its now). This
+    // cleanup still runs when the save was cancelled.
+    CancelScope cleanup(CancelToken::Process());
     Result<bool> now_committed = IsCommitted(step);
     if (now_committed.ok() && !*now_committed) {
       std::vector<std::string> keys;
@@ -66,11 +74,14 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
   manifest.files = std::move(files);
   manifest.metadata = std::move(metadata);
   SPOOL_ASSIGN_OR_RETURN(std::string json, EncodeManifest(manifest));
+  // A commit that started completes (a few small requests), so its outcome
+  // is known: no cancel lands between the manifest and what follows it.
+  CancelScope commit_scope(CancelToken::Process());
   Status commit = CommitManifest(step, json);
   if (!commit.ok()) return commit.WithContext("committing " + where);
 
   if (options_.write_latest_hint) WriteLatestHint(step);
-  ApplyRetention();
+  if (retention) ApplyRetention();
   return manifest;
 }
 

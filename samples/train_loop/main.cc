@@ -11,7 +11,14 @@
 // final summary; --summary FILE also writes the summary as key=value lines,
 // including a digest of every record the run trained on, in order, so two
 // runs can be compared record for record.
+//
+// Preemption: on SIGTERM (what Kubernetes sends before stopping a pod) the
+// loop finishes the step it is in, saves that step with priority before the
+// deadline (--preemption-grace minus --preemption-margin after the signal)
+// and exits with 143; the restarted pod resumes from that step. See
+// docs/checkpoints.md, "Preemption".
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +30,7 @@
 #include <CLI/CLI.hpp>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "checkpoint/preemption.h"
 #include "core/crc32c.h"
 #include "records/example.h"
 #include "records/loader/data_loader.h"
@@ -45,6 +53,8 @@ struct Args {
   uint64_t seed = 7;
   double learning_rate = 0.5;
   int step_delay_ms = 0;  // simulated compute per step, for demos
+  int preemption_grace = 30;  // seconds from SIGTERM to SIGKILL; 0: no handler
+  int preemption_margin = 5;  // seconds kept for exiting after the save
   int inputs = 64;
   int classes = 10;
   std::string feature_prefix = "p";
@@ -171,8 +181,86 @@ Result<double> Evaluate(const SoftmaxModel& model, const Args& args) {
   return total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
 }
 
-Status Train(const Args& args) {
+// 128 + SIGTERM, the code shells and Kubernetes show for a process ended by
+// SIGTERM. A preempted run must not exit 0: with restartPolicy OnFailure a
+// Job counts exit 0 as the training having completed and starts no
+// replacement. A non-zero code gets the pod restarted (or replaced when it
+// was evicted), and Kubeflow's restartPolicy ExitCode treats 128-255 as
+// retryable, 1-127 as permanent.
+constexpr int kPreemptedExitCode = 128 + SIGTERM;
+
+std::string SignalName(int signal_number) {
+  if (signal_number == 0) return "a preemption request";
+  if (signal_number == SIGTERM) return "SIGTERM";
+  return "signal " + std::to_string(signal_number);
+}
+
+double SecondsBetween(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// The step boundary after a preemption notice: save this step ahead of
+// everything else, say whether it made the deadline, and give the exit code.
+int SaveForPreemption(spool::CheckpointManager& manager, spool::DataLoader& loader, const SoftmaxModel& model,
+                      const Progress& progress, double loss, const Args& args) {
+  const spool::PreemptionNotice& notice = spool::PreemptionNotice::Get();
+  const long long step = static_cast<long long>(progress.step);
+  if (loader.worker().rank != 0) {
+    // Only rank 0 saves (see the periodic save); the others just leave, and
+    // every rank restores rank 0's checkpoint after the restart.
+    std::printf("preemption: %s received, rank %d exits after step %lld without saving (rank 0 saves)\n",
+                SignalName(notice.signal()).c_str(), loader.worker().rank, step);
+    std::fflush(stdout);
+    return kPreemptedExitCode;
+  }
+  // The save gets the network, the CPU and the byte budget; the loader's
+  // read-ahead would be wasted anyway.
+  loader.PausePrefetch(true);
+  const auto deadline = notice.deadline();
+  const auto started = std::chrono::steady_clock::now();
+  Result<spool::CheckpointManifest> saved =
+      manager.SaveBeforeDeadline(progress.step, Snapshot(model), Metadata(progress, loader, loss), deadline);
+  const auto finished = std::chrono::steady_clock::now();
+  if (saved.ok()) {
+    std::printf("preemption: %s received, checkpoint step %lld committed in %.3f s, %.3f s before the deadline "
+                "(grace %d s - margin %d s); exiting with %d\n",
+                SignalName(notice.signal()).c_str(), step, SecondsBetween(started, finished),
+                SecondsBetween(finished, deadline), args.preemption_grace, args.preemption_margin,
+                kPreemptedExitCode);
+  } else {
+    // Nothing half-written is visible: the previous checkpoint stays latest,
+    // and the restarted pod resumes from it.
+    std::string latest = "unknown";
+    if (Result<std::optional<int64_t>> found = manager.Latest(); found.ok()) {
+      latest = *found ? "step " + std::to_string(**found) : "none";
+    }
+    std::printf("preemption: %s received, checkpoint step %lld NOT committed after %.3f s (%s); the latest "
+                "committed checkpoint stays %s; exiting with %d\n",
+                SignalName(notice.signal()).c_str(), step, SecondsBetween(started, finished),
+                saved.status().ToString().c_str(), latest.c_str(), kPreemptedExitCode);
+  }
+  std::fflush(stdout);
+  // The same code either way: the pod is being stopped, and its restart
+  // resumes from whatever checkpoint is latest.
+  return kPreemptedExitCode;
+}
+
+// Returns the process's exit code: 0 when the run completed,
+// kPreemptedExitCode after a preemption save.
+Result<int> Train(const Args& args) {
   spool::RegisterAllBackends();
+  if (args.preemption_grace > 0) {
+    // Installed first, so a SIGTERM during the restore is not lost: it is
+    // acted on at the first step boundary.
+    spool::PreemptionNotice::Install(std::chrono::seconds(args.preemption_grace),
+                                     std::chrono::seconds(args.preemption_margin));
+    if (args.preemption_margin >= args.preemption_grace) {
+      std::fprintf(stderr,
+                   "train_loop: warning: --preemption-margin %d s leaves no time of the %d s grace period to save "
+                   "a checkpoint on SIGTERM\n",
+                   args.preemption_margin, args.preemption_grace);
+    }
+  }
   spool::CheckpointOptions checkpoint_options;
   checkpoint_options.save.every_n_steps = args.save_every;
   checkpoint_options.retention.keep_last = 3;
@@ -212,6 +300,11 @@ Status Train(const Args& args) {
       loss_sum = 0;
       loss_steps = 0;
     }
+    // A step boundary: the model and the loader's position agree, so this
+    // is the place to act on a preemption notice, before the periodic save.
+    if (spool::PreemptionNotice::Get().requested()) {
+      return SaveForPreemption(*manager, *loader, model, progress, last_loss, args);
+    }
     // Replicas would all-reduce gradients in a real data-parallel job, so the
     // models are equal and rank 0 alone saves (every rank restores).
     const bool saves = loader->worker().rank == 0;
@@ -243,7 +336,7 @@ Status Train(const Args& args) {
         << "\naccuracy=" << accuracy << "\n";
     if (!out) return spool::InternalError("cannot write the summary to " + args.summary);
   }
-  return spool::OkStatus();
+  return 0;
 }
 
 }  // namespace
@@ -267,12 +360,20 @@ int main(int argc, char** argv) {
   app.add_option("--feature-prefix", args.feature_prefix, "input features are named <prefix>0, <prefix>1, ...");
   app.add_option("--label", args.label, "name of the int64 label feature");
   app.add_option("--summary", args.summary, "also write the final summary to this file");
+  app.add_option("--preemption-grace", args.preemption_grace,
+                 "seconds between SIGTERM and SIGKILL (the pod's terminationGracePeriodSeconds); on SIGTERM the "
+                 "next step is saved before grace - margin and the program exits with 143; 0: no SIGTERM handler")
+      ->envname("SPOOL_PREEMPTION_GRACE_SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--preemption-margin", args.preemption_margin,
+                 "seconds of the grace period kept for exiting after the preemption save")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
-  const Status status = Train(args);
-  if (!status.ok()) {
-    std::fprintf(stderr, "train_loop: %s\n", status.ToString().c_str());
+  const Result<int> code = Train(args);
+  if (!code.ok()) {
+    std::fprintf(stderr, "train_loop: %s\n", code.status().ToString().c_str());
     return 1;
   }
-  return 0;
+  return *code;
 }

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""samples/train_loop preempted with SIGTERM, end to end, on local files or on
+the Ceph RGW of the ceph_rgw fixture.
+
+The dataset is the one scripts/demo makes: Debian's copy of the UCI
+handwritten-digits table converted by `spool convert` into 8 indexed training
+shards and 2 test shards. Then, each run on a checkpoint root of its own:
+
+1. reference: train_loop runs uninterrupted to STEPS steps; its summary holds
+   the digest of every record it trained on, in order.
+2. commit: the same job with --step-delay-ms, so it is mid-run, gets SIGTERM
+   after step SIGNAL_AFTER_STEP. It must exit with 143 within the deadline
+   (grace - margin), print that it committed step S (the next step boundary)
+   before the deadline, and `spool ckpt list` must show S as the latest
+   step. Restarted with the same arguments, it must restore S and finish
+   with the reference's step count, record count, record digest and test
+   accuracy.
+3. miss: the same with a deadline that has passed when the signal arrives
+   (grace 1 s, given as SPOOL_PREEMPTION_GRACE_SECONDS as the Kubernetes
+   samples do, margin 1 s). It must exit with 143, say that step S was not
+   committed and which step stays latest; `spool ckpt list` must agree and
+   not show S (nothing half-written becomes a step), and the restart must
+   resume from that earlier step and still match the reference.
+4. other rank: rank 1 of 2 (RANK/WORLD_SIZE) exits with 143 at the next
+   step boundary without saving: only rank 0 saves.
+
+  preemption_test.py --train PATH --spool PATH --store local|s3
+
+Standard library only. On s3, everything goes under
+s3://$SPOOL_S3_TEST_BUCKET/preemption-test/<random>/ and is deleted at the
+end; scratch files go under /tmp. The digits table comes from Debian's
+python3-sklearn, which scripts/setup installs.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+DIGITS = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
+
+STEPS = 300
+SAVE_EVERY = 50
+# The signal comes mid-run, after a periodic checkpoint (step 100) and well
+# before the end.
+SIGNAL_AFTER_STEP = 120
+STEP_DELAY_MS = 20
+GRACE = 30
+MARGIN = 5
+# How long the job may take to reach SIGNAL_AFTER_STEP on a loaded machine.
+START_LIMIT = 120.0
+
+# Launcher variables the loader reads its rank from: the test decides them.
+RANK_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "TF_CONFIG", "OMPI_COMM_WORLD_RANK",
+                  "OMPI_COMM_WORLD_SIZE", "JOB_COMPLETION_INDEX", "SPOOL_WORLD_SIZE",
+                  "SPOOL_PREEMPTION_GRACE_SECONDS")
+
+STEP_LINE = re.compile(r"^step\s+(\d+)/", re.M)
+COMMITTED = re.compile(r"^preemption: SIGTERM received, checkpoint step (\d+) committed in ([0-9.]+) s, "
+                       r"([0-9.]+) s before the deadline", re.M)
+MISSED = re.compile(r"^preemption: SIGTERM received, checkpoint step (\d+) NOT committed after ([0-9.]+) s "
+                    r"\(DeadlineExceeded.*\); the latest committed checkpoint stays (step (\d+)|none)", re.M)
+OTHER_RANK = re.compile(r"^preemption: SIGTERM received, rank 1 exits after step (\d+) without saving", re.M)
+RESTORED = re.compile(r"^restored checkpoint step (\d+) ", re.M)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message, log=None):
+    if not condition:
+        if log is not None:
+            message += "\n--- output ---\n" + log
+        raise Failure(message)
+
+
+class Job:
+    """Paths and commands of one test run."""
+
+    def __init__(self, train, spool, root, scratch):
+        self.train, self.spool, self.root, self.scratch = train, spool, root, scratch
+        self.env = {k: v for k, v in os.environ.items() if k not in RANK_VARIABLES}
+
+    def spool_run(self, *args):
+        done = subprocess.run([self.spool, *args], env=self.env, capture_output=True, text=True, timeout=300)
+        check(done.returncode == 0, f"spool {' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        return done.stdout
+
+    def make_dataset(self):
+        """As scripts/demo does: the first 1497 rows train, the rest test."""
+        header = ",".join(f"p{i}" for i in range(64)) + ",label\n"
+        rows = subprocess.run(["zcat", DIGITS], capture_output=True, text=True, check=True).stdout.splitlines(True)
+        for name, part in (("train", rows[:1497]), ("test", rows[1497:])):
+            with open(os.path.join(self.scratch, f"digits-{name}.csv"), "w") as f:
+                f.write(header)
+                f.writelines(part)
+        self.spool_run("convert", os.path.join(self.scratch, "digits-train.csv"), f"{self.root}/digits/train",
+                       "--shards", "8", "--index")
+        self.spool_run("convert", os.path.join(self.scratch, "digits-test.csv"), f"{self.root}/digits/test",
+                       "--shards", "2")
+
+    def args(self, name):
+        return [self.train, "--data", f"{self.root}/digits/train.manifest.json",
+                "--eval", f"{self.root}/digits/test.manifest.json",
+                "--steps", str(STEPS), "--save-every", str(SAVE_EVERY),
+                "--checkpoints", f"{self.root}/{name}/ckpt", "--workdir", os.path.join(self.scratch, name)]
+
+    def committed_steps(self, name):
+        listed = self.spool_run("ckpt", "list", f"{self.root}/{name}/ckpt")
+        return [int(s) for s in re.findall(r"^step\s+(\d+)\s", listed, re.M)]
+
+    def objects(self, name):
+        """Every object key under the run's checkpoint root."""
+        return self.spool_run("ls", "-r", f"{self.root}/{name}/ckpt/").split()
+
+    def run_to_end(self, name, extra=()):
+        """Runs the job to completion; returns (summary dict, output)."""
+        summary = os.path.join(self.scratch, f"{name}-summary-{uuid.uuid4().hex[:6]}.txt")
+        done = subprocess.run(self.args(name) + ["--summary", summary, "--log-every", "100", *extra],
+                              env=self.env, capture_output=True, text=True, timeout=600)
+        output = done.stdout + done.stderr
+        check(done.returncode == 0, f"{name}: train_loop failed ({done.returncode})", output)
+        with open(summary) as f:
+            values = dict(line.strip().split("=", 1) for line in f if "=" in line)
+        return values, output
+
+    def run_and_signal(self, name, extra=(), env=None):
+        """Starts the job slowed down, sends SIGTERM after SIGNAL_AFTER_STEP;
+        returns (exit code, seconds from the signal to the exit, output)."""
+        log_path = os.path.join(self.scratch, f"{name}.log")
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(
+                self.args(name) + ["--step-delay-ms", str(STEP_DELAY_MS), "--log-every", "10", *extra],
+                env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            started = time.monotonic()
+            while True:
+                with open(log_path) as f:
+                    steps = [int(s) for s in STEP_LINE.findall(f.read())]
+                if steps and steps[-1] >= SIGNAL_AFTER_STEP:
+                    break
+                if process.poll() is not None or time.monotonic() - started > START_LIMIT:
+                    with open(log_path) as f:
+                        raise Failure(f"{name}: train_loop did not reach step {SIGNAL_AFTER_STEP} "
+                                      f"(exit code {process.poll()})\n--- output ---\n{f.read()}")
+                time.sleep(0.02)
+            signalled = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(timeout=GRACE + 30)
+            elapsed = time.monotonic() - signalled
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        with open(log_path) as f:
+            output = f.read()
+        check(steps[-1] < STEPS, f"{name}: the run finished before the signal; slow it down", output)
+        return code, elapsed, steps[-1], output
+
+
+def same_run(name, reference, resumed, output):
+    for key in ("steps", "records", "digest", "accuracy"):
+        check(resumed.get(key) == reference.get(key),
+              f"{name}: the resumed run's {key} is {resumed.get(key)}, the uninterrupted run's {reference.get(key)}",
+              output)
+
+
+def test_commit(job, reference):
+    code, elapsed, seen, output = job.run_and_signal("commit", ["--preemption-grace", str(GRACE),
+                                                                "--preemption-margin", str(MARGIN)])
+    check(code == 143, f"commit: exit code {code}, expected 143 (128 + SIGTERM)", output)
+    found = COMMITTED.search(output)
+    check(found is not None, "commit: no line saying which step the preemption save committed", output)
+    step, took, spare = int(found.group(1)), float(found.group(2)), float(found.group(3))
+    # The next step boundary after the signal: past the last step logged
+    # before it, and no later than where the job would have ended.
+    check(seen < step < STEPS, f"commit: committed step {step}, expected one after step {seen}", output)
+    check(elapsed < GRACE - MARGIN, f"commit: exited {elapsed:.1f} s after SIGTERM, the deadline is "
+          f"{GRACE - MARGIN} s", output)
+    steps = job.committed_steps("commit")
+    check(steps and steps[-1] == step, f"commit: `spool ckpt list` shows {steps}, expected {step} latest", output)
+
+    resumed, resumed_output = job.run_to_end("commit")
+    restored = RESTORED.search(resumed_output)
+    check(restored is not None and int(restored.group(1)) == step,
+          f"commit: the restart did not resume from step {step}", resumed_output)
+    same_run("commit", reference, resumed, resumed_output)
+    print(f"commit: SIGTERM after step {seen}; step {step} committed in {took:.3f} s, {spare:.3f} s before the "
+          f"deadline; exit 143 {elapsed:.2f} s after the signal; the restart resumed from step {step}, "
+          f"digest {resumed['digest']} == reference")
+
+
+def test_miss(job, reference):
+    # Grace 1 s - margin 1 s: the deadline is the signal's arrival.
+    code, elapsed, seen, output = job.run_and_signal("miss", ["--preemption-margin", "1"],
+                                                     env={"SPOOL_PREEMPTION_GRACE_SECONDS": "1"})
+    check(code == 143, f"miss: exit code {code}, expected 143 (128 + SIGTERM)", output)
+    found = MISSED.search(output)
+    check(found is not None, "miss: no line saying the preemption save missed its deadline", output)
+    step = int(found.group(1))
+    latest = int(found.group(4)) if found.group(4) else None
+    check(seen < step < STEPS, f"miss: step {step} was the one to save, expected one after step {seen}", output)
+    steps = job.committed_steps("miss")
+    check(step not in steps, f"miss: step {step} is listed as committed although it missed: {steps}", output)
+    left = [key for key in job.objects("miss") if f"step-{step:012d}/" in key]
+    check(not left, f"miss: the uncommitted step {step} left objects behind: {left}", output)
+    check((steps[-1] if steps else None) == latest,
+          f"miss: the output says step {latest} stays latest, `spool ckpt list` shows {steps}", output)
+
+    resumed, resumed_output = job.run_to_end("miss")
+    if latest is not None:
+        restored = RESTORED.search(resumed_output)
+        check(restored is not None and int(restored.group(1)) == latest,
+              f"miss: the restart did not resume from step {latest}", resumed_output)
+    same_run("miss", reference, resumed, resumed_output)
+    print(f"miss: SIGTERM after step {seen}; step {step} not committed (deadline already passed), latest stays "
+          f"{latest}; the restart resumed from it, digest {resumed['digest']} == reference")
+
+
+def test_other_rank(job):
+    code, _, seen, output = job.run_and_signal("rank1", env={"RANK": "1", "WORLD_SIZE": "2"})
+    check(code == 143, f"rank1: exit code {code}, expected 143 (128 + SIGTERM)", output)
+    found = OTHER_RANK.search(output)
+    check(found is not None and int(found.group(1)) > seen, "rank1: no line saying rank 1 left without saving",
+          output)
+    check(job.committed_steps("rank1") == [], "rank1: a rank other than 0 saved a checkpoint", output)
+    print(f"rank1: SIGTERM after step {seen}; rank 1 exited with 143 at step {found.group(1)} without saving")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train", required=True, help="the train_loop binary")
+    parser.add_argument("--spool", required=True, help="the spool binary")
+    parser.add_argument("--store", choices=("local", "s3"), default="local")
+    options = parser.parse_args()
+    if not os.path.exists(DIGITS):
+        print(f"{DIGITS} is missing: run scripts/setup (it installs python3-sklearn)")
+        return 1
+
+    scratch = tempfile.mkdtemp(prefix="spool-preemption-test-")
+    if options.store == "s3":
+        root = f"s3://{os.environ.get('SPOOL_S3_TEST_BUCKET', 'spool-test')}/preemption-test/{uuid.uuid4().hex[:12]}"
+    else:
+        root = os.path.join(scratch, "store")
+        os.makedirs(root)
+    job = Job(options.train, options.spool, root, scratch)
+    try:
+        job.make_dataset()
+        reference, _ = job.run_to_end("reference")
+        check(int(reference["steps"]) == STEPS, f"reference: {reference['steps']} steps, expected {STEPS}")
+        print(f"reference: {STEPS} steps, {reference['records']} records, digest {reference['digest']}")
+        test_commit(job, reference)
+        test_miss(job, reference)
+        test_other_rank(job)
+    except (Failure, subprocess.TimeoutExpired) as e:
+        print(f"FAILED ({options.store}): {e}")
+        return 1
+    finally:
+        if options.store == "s3":
+            subprocess.run([options.spool, "rm", "-r", root + "/"], env=job.env, capture_output=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"PASSED ({options.store})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
