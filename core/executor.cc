@@ -64,7 +64,10 @@ void Executor::Submit(std::function<void()> task) {
   Queued item{std::move(task), CancelToken::Current()};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!stopping_) {
+    // While stopping, the workers still drain the queue; only once they are
+    // all gone does the task run here (callers often hold a lock of their
+    // own, which the task may need: never run it inline while avoidable).
+    if (live_workers_ > 0) {
       queue_.push_back(std::move(item));
       cv_.notify_one();
       return;

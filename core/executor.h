@@ -37,8 +37,9 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Queues `task` with the caller's current CancelToken. After Shutdown the
-  // task runs on the calling thread instead, so no waiter is left hanging.
+  // Queues `task` with the caller's current CancelToken. Once Shutdown has
+  // seen every worker exit, the task runs on the calling thread instead, so
+  // no waiter is left hanging.
   void Submit(std::function<void()> task);
   int threads() const { return static_cast<int>(workers_.size()); }
 

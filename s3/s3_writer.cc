@@ -156,6 +156,10 @@ class S3Writer : public WritableObject {
                                   " ignores If-None-Match: * on multipart uploads, so create-only objects must "
                                   "fit in one part (" + std::to_string(part_size_) + " bytes); raise the part size");
       }
+      // Started, the request must finish: a cancel after the server made the
+      // upload would leave one whose id we never learn, so cannot abort.
+      SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("writing " + client_->Describe(key_)));
+      CancelScope create(CancelToken::Process());
       PutOptions put{options_.if_not_exists, options_.content_type};
       SPOOL_ASSIGN_OR_RETURN(upload_id_, client_->CreateMultipartUpload(key_, put));
     }

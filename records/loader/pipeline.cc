@@ -231,6 +231,9 @@ void Pipeline::EmitBatchLocked() {
 void Pipeline::AdmitFetchesLocked() {
   if (closed_ || finished_ || !error_.ok() || !schedule_) return;
   if (paused_ && consumers_waiting_ == 0) return;
+  // Cancelled from outside (the process is exiting, the caller's scope was
+  // cancelled): start nothing new; Next() reports the fetches' errors.
+  if (cancel_.cancelled()) return;
   std::vector<size_t> window = schedule_->Active();
   const size_t prefetch_end =
       std::min(plan_.size(), schedule_->opened() + static_cast<size_t>(std::max(options_.prefetch_shards, 0)));
@@ -314,6 +317,10 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
   records::RecordReader& reader = *stream.reader;
   const uint64_t fetched_before = reader.stats().object_bytes;
   while (result.bytes < reserved && !stopping_.load(std::memory_order_relaxed)) {
+    if (cancel_.cancelled()) {  // a few atomic loads per record; the message only when it happens
+      result.error = CancelledError("reading " + reader.url() + ": cancelled");
+      break;
+    }
     if (stream.range.end && stream.next_record >= *stream.range.end) {
       result.end = true;
       break;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <future>
 #include <latch>
+#include <mutex>
 #include <thread>
 
 #include "core/executor.h"
@@ -201,6 +202,30 @@ TEST(CancelTest, TheDefaultBackoffSleepEndsOnCancel) {
   canceller.join();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_LE(attempts, 2);
+}
+
+TEST(ExecutorShutdownTest, TasksSubmittedWhileWorkersDrainAreQueuedNotRunInline) {
+  // A task submitting more work while holding a lock the new work needs (as
+  // the loader does) must not deadlock during shutdown.
+  Executor executor(1);
+  std::mutex mu;
+  std::latch first_running(1), shutdown_started(1);
+  std::promise<void> second_ran;
+  executor.Submit([&] {
+    first_running.count_down();
+    shutdown_started.wait();
+    std::lock_guard lock(mu);
+    executor.Submit([&] {
+      std::lock_guard inner(mu);  // would self-deadlock if run inline
+      second_ran.set_value();
+    });
+  });
+  first_running.wait();
+  std::thread stopper([&] { EXPECT_TRUE(executor.Shutdown()); });
+  std::this_thread::sleep_for(20ms);  // let Shutdown set stopping; correctness does not depend on it
+  shutdown_started.count_down();
+  second_ran.get_future().get();
+  stopper.join();
 }
 
 TEST(ExecutorShutdownTest, TasksSubmittedAfterShutdownRunOnTheCaller) {
