@@ -958,6 +958,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise ApiError(410, "gone", "The upload session has expired or was cancelled; start a new upload.")
         if self.command == "DELETE":
             session.cancelled = True
+            session.data = bytearray()  # a cancelled session's bytes are never needed again
             return self.send_json(499, None)
         if self.command not in ("PUT", "POST"):
             raise ApiError(405, "methodNotAllowed", "resumable sessions take PUT")
