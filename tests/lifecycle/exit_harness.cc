@@ -5,9 +5,9 @@
 //
 //   exit_harness --scenario NAME --url ROOT --exit-code N [--delay-ms D]
 //
-// --delay-ms lets the started work run D ms before the scenario ends, so that
-// over many runs the end lands in every phase of it (default 0: at once).
-// ROOT is a folder on any store (layout in test_root.h). Scenarios:
+// ROOT is a folder on any store (layout in test_root.h). --delay-ms lets the
+// started work run D ms before the scenario ends, so that over many runs the
+// end lands in every phase of it (default 0: at once). Scenarios:
 //   setup                  make the bucket if needed and write the dataset
 //   cleanup                delete everything under ROOT, abort S3 uploads
 //   no-pending-uploads     fail if an S3 multipart upload is pending under
@@ -38,7 +38,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>

@@ -14,7 +14,9 @@ Each run gets its own exit code (100..199), so a run cannot pass by ending
 with a fixed code by accident. A run fails when it ends with another code,
 dies from a signal, outlives its timeout, or prints a sanitizer report. The
 harness itself turns an ending that took seconds (exit gave up waiting for a
-stuck task) into exit code 4.
+stuck task) into exit code 4. After each scenario, no S3 multipart upload may
+be left pending under its scratch folder: whether the owner was destroyed or
+the process exited, every upload is completed or aborted.
 SPOOL_LIFECYCLE_RUNS overrides the default run count. Standard library only.
 """
 
@@ -154,8 +156,11 @@ def main():
     print(f"lifecycle exit test on {root}: {args.runs} runs per scenario, {args.jobs} at a time", flush=True)
 
     def harness(scenario, timeout, url=root):
-        return subprocess.run([args.harness, "--scenario", scenario, "--url", url, "--exit-code", "0"], env=env,
-                              capture_output=True, text=True, errors="replace", timeout=timeout)
+        command = [args.harness, "--scenario", scenario, "--url", url, "--exit-code", "0"]
+        try:
+            return subprocess.run(command, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
+        except OSError as error:
+            return subprocess.CompletedProcess(command, 127, "", f"could not start: {error}")
 
     start = time.monotonic()
     failed = 0
@@ -177,7 +182,7 @@ def main():
             cleanup = harness("cleanup", 300)
             cleaned = cleanup.returncode == 0
             print(cleanup.stdout.strip() or f"cleanup failed ({describe(cleanup.returncode)}):\n{cleanup.stderr}")
-        except (OSError, subprocess.TimeoutExpired) as error:
+        except subprocess.TimeoutExpired as error:
             cleaned = False
             print(f"cleanup failed: {error}")
         if local_folder:
