@@ -1,10 +1,15 @@
 #include "tests/checkpoint/checkpoint_test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <stdlib.h>
 
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "core/storage/local_store.h"
+#include "core/storage/memory_store.h"
 
 namespace spool::testing {
 
@@ -127,6 +132,34 @@ Result<std::unique_ptr<WritableObject>> FaultyStore::OpenWrite(std::string_view 
     return std::unique_ptr<WritableObject>(new FailingWriter(std::move(writer), Describe(key)));
   }
   return writer;
+}
+
+TestRoot::TestRoot(StoreKind kind, const std::filesystem::path& scratch, std::string_view bucket_prefix) {
+  static std::atomic<int> counter{0};
+  if (kind == StoreKind::kMemory) {
+    bucket_ = std::string(bucket_prefix) + "-" + std::to_string(counter++);
+    store = std::make_shared<MemoryStore>(bucket_);
+    root_key = "runs/7";
+  } else {
+    store = std::make_shared<LocalStore>();
+    root_key = (scratch / "store" / "runs" / "7").string().substr(1);
+  }
+}
+
+TestRoot::~TestRoot() {
+  if (!bucket_.empty()) MemoryStore::ClearBucket(bucket_);
+}
+
+std::string StoreKindName(StoreKind kind) { return kind == StoreKind::kMemory ? "Memory" : "Local"; }
+
+std::vector<int64_t> CommittedSteps(CheckpointManager& manager) {
+  Result<std::vector<CheckpointManifest>> listed = manager.List();
+  EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+  std::vector<int64_t> steps;
+  if (listed.ok()) {
+    for (const auto& manifest : *listed) steps.push_back(manifest.step);
+  }
+  return steps;
 }
 
 }  // namespace spool::testing

@@ -12,7 +12,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "checkpoint/checkpoint_manager.h"
 #include "core/storage/object_store.h"
 
 namespace spool::testing {
@@ -39,6 +41,30 @@ class ScratchFolder {
  private:
   std::filesystem::path path_;
 };
+
+// Where the manager tests save: a fresh in-memory bucket, or the local store
+// under `scratch`; the memory bucket is cleared on destruction.
+enum class StoreKind { kMemory, kLocal };
+class TestRoot {
+ public:
+  TestRoot(StoreKind kind, const std::filesystem::path& scratch, std::string_view bucket_prefix);
+  ~TestRoot();
+  TestRoot(const TestRoot&) = delete;
+  TestRoot& operator=(const TestRoot&) = delete;
+
+  std::shared_ptr<ObjectStore> store;
+  std::string root_key;  // checkpoints go under it
+  const std::string& bucket() const { return bucket_; }  // empty for the local store
+
+ private:
+  std::string bucket_;
+};
+// "Memory" or "Local", for naming parameterised tests.
+std::string StoreKindName(StoreKind kind);
+
+// The steps `manager` lists as committed, oldest first (a failed List is a
+// test failure).
+std::vector<int64_t> CommittedSteps(CheckpointManager& manager);
 
 // Forwards to another store, with faults on demand:
 // - fail_writes_containing: Close of a key containing it fails (Unavailable);

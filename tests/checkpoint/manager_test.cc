@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 #include <fstream>
 #include <thread>
 
@@ -15,10 +16,14 @@ namespace spool {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CommittedSteps;
 using testing::DeterministicBytes;
 using testing::FaultyStore;
 using testing::ReadFolder;
 using testing::ScratchFolder;
+using testing::StoreKind;
+using testing::StoreKindName;
+using testing::TestRoot;
 using testing::WriteFolder;
 
 // 20 files from 0 bytes to a few MiB, some in subfolders.
@@ -35,35 +40,15 @@ std::map<std::string, std::string> MixedFolder(uint64_t seed) {
   return files;
 }
 
-std::vector<int64_t> CommittedSteps(CheckpointManager& manager) {
-  Result<std::vector<CheckpointManifest>> listed = manager.List();
-  EXPECT_TRUE(listed.ok()) << listed.status().ToString();
-  std::vector<int64_t> steps;
-  if (listed.ok()) {
-    for (const auto& manifest : *listed) steps.push_back(manifest.step);
-  }
-  return steps;
-}
-
-enum class StoreKind { kMemory, kLocal };
-
 class ManagerTest : public ::testing::TestWithParam<StoreKind> {
  protected:
   void SetUp() override {
-    static std::atomic<int> counter{0};
-    if (GetParam() == StoreKind::kMemory) {
-      bucket_ = "ckpt-test-" + std::to_string(counter++);
-      inner_ = std::make_shared<MemoryStore>(bucket_);
-      root_key_ = "runs/7";
-    } else {
-      inner_ = std::make_shared<LocalStore>();
-      root_key_ = (scratch_.path() / "store" / "runs" / "7").string().substr(1);
-    }
+    root_.emplace(GetParam(), scratch_.path(), "ckpt-test");
+    inner_ = root_->store;
+    root_key_ = root_->root_key;
     store_ = std::make_shared<FaultyStore>(inner_);
   }
-  void TearDown() override {
-    if (!bucket_.empty()) MemoryStore::ClearBucket(bucket_);
-  }
+  void TearDown() override { root_.reset(); }
 
   std::unique_ptr<CheckpointManager> Manager(CheckpointOptions options = {}) {
     return std::make_unique<CheckpointManager>(store_, root_key_, std::move(options));
@@ -89,7 +74,7 @@ class ManagerTest : public ::testing::TestWithParam<StoreKind> {
   }
 
   ScratchFolder scratch_;
-  std::string bucket_;
+  std::optional<TestRoot> root_;
   std::shared_ptr<ObjectStore> inner_;
   std::shared_ptr<FaultyStore> store_;
   std::string root_key_;
@@ -457,7 +442,7 @@ TEST_P(ManagerTest, CleanupDeletesOnlyOldPartialSteps) {
 }
 
 TEST_P(ManagerTest, OpensAStoreFromAUrl) {
-  std::string url = GetParam() == StoreKind::kMemory ? "mem://" + bucket_ + "/" + root_key_ : "file:///" + root_key_;
+  std::string url = GetParam() == StoreKind::kMemory ? "mem://" + root_->bucket() + "/" + root_key_ : "file:///" + root_key_;
   Result<std::unique_ptr<CheckpointManager>> manager = CheckpointManager::Open(url);
   ASSERT_TRUE(manager.ok()) << manager.status().ToString();
   CheckpointSource source;
@@ -468,9 +453,7 @@ TEST_P(ManagerTest, OpensAStoreFromAUrl) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, ManagerTest, ::testing::Values(StoreKind::kMemory, StoreKind::kLocal),
-                         [](const ::testing::TestParamInfo<StoreKind>& info) {
-                           return info.param == StoreKind::kMemory ? "Memory" : "Local";
-                         });
+                         [](const auto& info) { return StoreKindName(info.param); });
 
 }  // namespace
 }  // namespace spool

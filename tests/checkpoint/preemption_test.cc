@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <optional>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -24,8 +25,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing::CommittedSteps;
 using testing::DeterministicBytes;
 using testing::ScratchFolder;
+using testing::StoreKind;
+using testing::StoreKindName;
+using testing::TestRoot;
 
 // Forwards to another store, but holds OpenWrite of keys containing `gated`
 // until Release() or until the caller's work is cancelled, as a request to a
@@ -95,36 +100,17 @@ std::string StepFolder(int64_t step) {
   return name;
 }
 
-enum class StoreKind { kMemory, kLocal };
-
 class SaveBeforeDeadlineTest : public ::testing::TestWithParam<StoreKind> {
  protected:
   void SetUp() override {
-    static std::atomic<int> counter{0};
-    if (GetParam() == StoreKind::kMemory) {
-      bucket_ = "preemption-test-" + std::to_string(counter++);
-      inner_ = std::make_shared<MemoryStore>(bucket_);
-      root_key_ = "runs/7";
-    } else {
-      inner_ = std::make_shared<LocalStore>();
-      root_key_ = (scratch_.path() / "store" / "runs" / "7").string().substr(1);
-    }
+    root_.emplace(GetParam(), scratch_.path(), "preemption-test");
+    inner_ = root_->store;
+    root_key_ = root_->root_key;
   }
-  void TearDown() override {
-    if (!bucket_.empty()) MemoryStore::ClearBucket(bucket_);
-  }
+  void TearDown() override { root_.reset(); }
 
   std::unique_ptr<CheckpointManager> Manager(std::shared_ptr<ObjectStore> store = nullptr) {
     return std::make_unique<CheckpointManager>(store ? store : inner_, root_key_);
-  }
-  std::vector<int64_t> Committed(CheckpointManager& manager) {
-    Result<std::vector<CheckpointManifest>> listed = manager.List();
-    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
-    std::vector<int64_t> steps;
-    if (listed.ok()) {
-      for (const auto& manifest : *listed) steps.push_back(manifest.step);
-    }
-    return steps;
   }
   // Keys of objects under the step's folder: an uncommitted step leaves none.
   std::vector<std::string> ObjectsOf(int64_t step) {
@@ -140,7 +126,7 @@ class SaveBeforeDeadlineTest : public ::testing::TestWithParam<StoreKind> {
   }
 
   ScratchFolder scratch_;
-  std::string bucket_;
+  std::optional<TestRoot> root_;
   std::shared_ptr<ObjectStore> inner_;
   std::string root_key_;
 };
@@ -153,7 +139,7 @@ TEST_P(SaveBeforeDeadlineTest, CommitsBeforeAFutureDeadline) {
   EXPECT_EQ(saved->step, 42);
   EXPECT_EQ(saved->files.size(), 3u);
   EXPECT_EQ(saved->metadata.at("loader"), "epoch=1");
-  EXPECT_EQ(Committed(*manager), std::vector<int64_t>{42});
+  EXPECT_EQ(CommittedSteps(*manager), std::vector<int64_t>{42});
   EXPECT_TRUE(manager->Verify(42).ok());
 }
 
@@ -166,7 +152,7 @@ TEST_P(SaveBeforeDeadlineTest, APassedDeadlineCommitsNothingAndNamesTheLatestSte
   EXPECT_NE(saved.status().message().find("checkpoint step 2"), std::string::npos) << saved.status().ToString();
   EXPECT_NE(saved.status().message().find("latest committed checkpoint is step 1"), std::string::npos)
       << saved.status().ToString();
-  EXPECT_EQ(Committed(*manager), std::vector<int64_t>{1});
+  EXPECT_EQ(CommittedSteps(*manager), std::vector<int64_t>{1});
   EXPECT_TRUE(ObjectsOf(2).empty()) << "no half-written step";
   Result<std::optional<int64_t>> latest = manager->Latest();
   ASSERT_TRUE(latest.ok());
@@ -179,7 +165,7 @@ TEST_P(SaveBeforeDeadlineTest, ReportsNoLatestStepWhenThereIsNone) {
   ASSERT_EQ(saved.status().code(), StatusCode::kDeadlineExceeded) << saved.status().ToString();
   EXPECT_NE(saved.status().message().find("latest committed checkpoint is none"), std::string::npos)
       << saved.status().ToString();
-  EXPECT_TRUE(Committed(*manager).empty());
+  EXPECT_TRUE(CommittedSteps(*manager).empty());
   EXPECT_TRUE(ObjectsOf(5).empty());
 }
 
@@ -194,7 +180,7 @@ TEST_P(SaveBeforeDeadlineTest, CancelsABackgroundSaveOfAnOlderStep) {
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   EXPECT_GE(gate->cancelled_writes(), 1) << "the older save was waited for, not cancelled";
   EXPECT_FALSE(manager->save_in_flight());
-  EXPECT_EQ(Committed(*manager), std::vector<int64_t>{11});
+  EXPECT_EQ(CommittedSteps(*manager), std::vector<int64_t>{11});
   EXPECT_TRUE(ObjectsOf(10).empty()) << "the cancelled step left files behind";
 }
 
@@ -213,7 +199,7 @@ TEST_P(SaveBeforeDeadlineTest, GivesABackgroundSaveOfTheSameStepUntilTheDeadline
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   EXPECT_EQ(saved->step, 20);
   EXPECT_EQ(gate->cancelled_writes(), 0);
-  EXPECT_EQ(Committed(*manager), std::vector<int64_t>{20});
+  EXPECT_EQ(CommittedSteps(*manager), std::vector<int64_t>{20});
 }
 
 TEST_P(SaveBeforeDeadlineTest, ABackgroundSaveOfTheSameStepThatMissesTheDeadlineStaysUncommitted) {
@@ -229,12 +215,12 @@ TEST_P(SaveBeforeDeadlineTest, ABackgroundSaveOfTheSameStepThatMissesTheDeadline
   EXPECT_NE(saved.status().message().find("latest committed checkpoint is step 29"), std::string::npos)
       << saved.status().ToString();
   EXPECT_GE(gate->cancelled_writes(), 1) << "the deadline did not cancel the upload";
-  EXPECT_EQ(Committed(*manager), std::vector<int64_t>{29});
+  EXPECT_EQ(CommittedSteps(*manager), std::vector<int64_t>{29});
   EXPECT_TRUE(ObjectsOf(30).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, SaveBeforeDeadlineTest, ::testing::Values(StoreKind::kMemory, StoreKind::kLocal),
-                         [](const auto& info) { return info.param == StoreKind::kMemory ? "Memory" : "Local"; });
+                         [](const auto& info) { return StoreKindName(info.param); });
 
 // The notice is process-wide: each test starts and ends without one.
 class PreemptionNoticeTest : public ::testing::Test {
