@@ -116,10 +116,10 @@ TEST(CancelTest, ASleepEndsAtTheDeadlineOfAnyAncestor) {
 }
 
 TEST(CancelTest, ExecutorTasksRunUnderTheSubmittersToken) {
+  std::latch cancelled(1);  // outlives the executor: a worker waits on it
+  std::promise<bool> seen_before, seen_after;
   Executor executor(2);
   CancelSource source;
-  std::promise<bool> seen_before, seen_after;
-  std::latch cancelled(1);
   {
     CancelScope scope(source.token());
     executor.Submit([&] {
@@ -141,8 +141,8 @@ TEST(CancelTest, ExecutorTasksRunUnderTheSubmittersToken) {
 TEST(CancelTest, TaskGroupHelpersRunTasksUnderTheirOwnTokens) {
   // Wait() may run a queued task on the waiting thread: it must see the
   // task's token, not the waiter's.
+  std::latch started(1), hold(1);  // outlive the executor: its worker waits on them
   Executor executor(1);
-  std::latch started(1), hold(1);
   executor.Submit([&] {  // keeps the only worker busy
     started.count_down();
     hold.wait();
@@ -207,10 +207,10 @@ TEST(CancelTest, TheDefaultBackoffSleepEndsOnCancel) {
 TEST(ExecutorShutdownTest, TasksSubmittedWhileWorkersDrainAreQueuedNotRunInline) {
   // A task submitting more work while holding a lock the new work needs (as
   // the loader does) must not deadlock during shutdown.
-  Executor executor(1);
   std::mutex mu;
   std::latch first_running(1), shutdown_started(1);
   std::promise<void> second_ran;
+  Executor executor(1);
   executor.Submit([&] {
     first_running.count_down();
     shutdown_started.wait();
@@ -245,8 +245,8 @@ TEST(ExecutorShutdownTest, ShutdownRunsEveryQueuedTask) {
 }
 
 TEST(ExecutorShutdownTest, ABoundedShutdownReturnsWhileATaskIsStuckAndCanWaitAgain) {
-  Executor executor(1);
   std::latch release(1);
+  Executor executor(1);
   executor.Submit([&] { release.wait(); });
   EXPECT_FALSE(executor.Shutdown(20ms));
   release.count_down();
