@@ -232,8 +232,12 @@ void Pipeline::AdmitFetchesLocked() {
   if (closed_ || finished_ || !error_.ok() || !schedule_) return;
   if (paused_ && consumers_waiting_ == 0) return;
   // Cancelled from outside (the process is exiting, the caller's scope was
-  // cancelled): start nothing new; Next() reports the fetches' errors.
-  if (cancel_.cancelled()) return;
+  // cancelled): start nothing new, and let Next() say why after the batches
+  // already assembled.
+  if (cancel_.cancelled()) {
+    error_ = CancelledError("the data loader's work was cancelled by its caller");
+    return;
+  }
   std::vector<size_t> window = schedule_->Active();
   const size_t prefetch_end =
       std::min(plan_.size(), schedule_->opened() + static_cast<size_t>(std::max(options_.prefetch_shards, 0)));
