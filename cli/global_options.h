@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/storage/registry.h"
+#include "spool/core/storage/registry.h"
 
 namespace spool::cli {
 

@@ -23,7 +23,7 @@
 #include <atomic>
 #include <thread>
 
-#include "core/cancel.h"
+#include "spool/core/cancel.h"
 
 namespace spool::cli {
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "core/bytes.h"
-#include "core/crc32c.h"
+#include "spool/core/bytes.h"
+#include "spool/core/crc32c.h"
 
 namespace spool::cli {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
-#include "core/storage/object_store.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::cli {
 

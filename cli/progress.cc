@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "core/bytes.h"
+#include "spool/core/bytes.h"
 
 namespace spool::cli {
 namespace {

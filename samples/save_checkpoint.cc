@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/register_backends.h"
 
 int main(int argc, char** argv) {

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "records/loader/data_loader.h"
+#include "spool/records/loader/data_loader.h"
 #include "spool/register_backends.h"
 
 int main(int argc, char** argv) {

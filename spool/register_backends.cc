@@ -2,10 +2,10 @@
 
 #include "spool/backends_config.h"
 #if SPOOL_HAVE_S3
-#include "s3/register.h"
+#include "spool/s3/register.h"
 #endif
 #if SPOOL_HAVE_GCS
-#include "gcs/register.h"
+#include "spool/gcs/register.h"
 #endif
 
 namespace spool {

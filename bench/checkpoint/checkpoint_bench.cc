@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "core/bytes.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/core/bytes.h"
 #include "spool/register_backends.h"
 
 namespace {

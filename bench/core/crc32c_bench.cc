@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/crc32c.h"
+#include "spool/core/crc32c.h"
 
 namespace {
 

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "core/bytes.h"
-#include "core/storage/registry.h"
-#include "core/storage/transfer.h"
-#include "records/loader/data_loader.h"
-#include "records/sharded_writer.h"
+#include "spool/core/bytes.h"
+#include "spool/core/storage/registry.h"
+#include "spool/core/storage/transfer.h"
+#include "spool/records/loader/data_loader.h"
+#include "spool/records/sharded_writer.h"
 #include "spool/register_backends.h"
 
 namespace {

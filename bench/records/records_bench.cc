@@ -26,11 +26,11 @@
 #include <isa-l/igzip_lib.h>
 #endif
 
-#include "core/crc32c.h"
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
-#include "records/record_reader.h"
-#include "records/record_writer.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
+#include "spool/records/record_reader.h"
+#include "spool/records/record_writer.h"
 
 namespace spool::records {
 namespace {

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "cli/output.h"
-#include "gcs/gcs_store.h"
-#include "s3/s3_store.h"
+#include "spool/gcs/gcs_store.h"
+#include "spool/s3/s3_store.h"
 
 namespace spool::cli {
 namespace {

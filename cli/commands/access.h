@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "core/status.h"
-#include "core/storage/registry.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/registry.h"
 
 namespace spool::cli {
 

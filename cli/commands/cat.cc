@@ -5,7 +5,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
-#include "core/storage/transfer.h"
+#include "spool/core/storage/transfer.h"
 
 namespace spool::cli {
 

@@ -7,12 +7,12 @@
 #include <cctype>
 #include <memory>
 
-#include "checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/checkpoint_manager.h"
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
-#include "core/bytes.h"
-#include "core/cancel.h"
+#include "spool/core/bytes.h"
+#include "spool/core/cancel.h"
 
 namespace spool::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include <functional>
 
 #include "cli/global_options.h"
-#include "core/status.h"
+#include "spool/core/status.h"
 
 namespace spool::cli {
 

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "core/status.h"
-#include "core/storage/object_store.h"
-#include "core/storage/registry.h"
-#include "core/storage/transfer.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/core/storage/registry.h"
+#include "spool/core/storage/transfer.h"
 
 namespace spool::cli {
 

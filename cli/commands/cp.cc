@@ -24,9 +24,9 @@
 #include "cli/commands/locations.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "core/cancel.h"
-#include "core/executor.h"
-#include "core/storage/transfer.h"
+#include "spool/core/cancel.h"
+#include "spool/core/executor.h"
+#include "spool/core/storage/transfer.h"
 
 namespace spool::cli {
 

@@ -13,7 +13,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
-#include "core/http/transport.h"
+#include "spool/core/http/transport.h"
 
 namespace spool::cli {
 namespace {

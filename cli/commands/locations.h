@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "cli/global_options.h"
-#include "core/storage/registry.h"
+#include "spool/core/storage/registry.h"
 
 namespace spool::cli {
 

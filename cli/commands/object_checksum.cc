@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "core/crc32c.h"
-#include "core/storage/transfer.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/storage/transfer.h"
 
 namespace spool::cli {
 

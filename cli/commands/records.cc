@@ -9,12 +9,12 @@
 #include "cli/commands/object_checksum.h"
 #include "cli/commands/shard_inputs.h"
 #include "cli/output.h"
-#include "records/example.h"
-#include "records/json_view.h"
-#include "records/manifest.h"
-#include "records/record_index.h"
-#include "records/record_reader.h"
-#include "records/sharded_writer.h"
+#include "spool/records/example.h"
+#include "spool/records/json_view.h"
+#include "spool/records/manifest.h"
+#include "spool/records/record_index.h"
+#include "spool/records/record_reader.h"
+#include "spool/records/sharded_writer.h"
 
 namespace spool::cli {
 namespace {

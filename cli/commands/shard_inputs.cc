@@ -3,7 +3,7 @@
 #include <fnmatch.h>
 
 #include "cli/commands/locations.h"
-#include "records/manifest.h"
+#include "spool/records/manifest.h"
 
 namespace spool::cli {
 namespace {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "cli/global_options.h"
-#include "core/storage/object_store.h"
-#include "records/manifest.pb.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/records/manifest.pb.h"
 
 namespace spool::cli {
 

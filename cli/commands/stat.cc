@@ -4,8 +4,8 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
-#include "core/bytes.h"
-#include "core/crc32c.h"
+#include "spool/core/bytes.h"
+#include "spool/core/crc32c.h"
 
 namespace spool::cli {
 

@@ -14,8 +14,8 @@
 #include "cli/commands/object_checksum.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "core/cancel.h"
-#include "core/executor.h"
+#include "spool/core/cancel.h"
+#include "spool/core/executor.h"
 
 namespace spool::cli {
 namespace {

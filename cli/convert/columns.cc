@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "records/example.h"
+#include "spool/records/example.h"
 
 namespace spool::cli {
 

@@ -16,7 +16,7 @@
 #include "cli/convert/columns.h"
 #include "cli/convert/example_source.h"
 #include "cli/convert/text_lines.h"
-#include "core/storage/object_store.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::cli {
 

@@ -1,6 +1,6 @@
 #include "cli/convert/dataset_output.h"
 
-#include "records/example.h"
+#include "spool/records/example.h"
 
 namespace spool::cli {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "core/storage/object_store.h"
-#include "records/record_writer.h"
-#include "records/sharded_writer.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/records/record_writer.h"
+#include "spool/records/sharded_writer.h"
 
 namespace spool::cli {
 

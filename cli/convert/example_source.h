@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
-#include "records/example.pb.h"
+#include "spool/core/status.h"
+#include "spool/records/example.pb.h"
 
 namespace spool::cli {
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "cli/commands/locations.h"
-#include "records/example.h"
+#include "spool/records/example.h"
 
 namespace spool::cli {
 

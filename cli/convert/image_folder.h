@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cli/convert/example_source.h"
-#include "core/storage/object_store.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::cli {
 

@@ -1,6 +1,6 @@
 #include "cli/convert/jsonl.h"
 
-#include "records/example.h"
+#include "spool/records/example.h"
 
 namespace spool::cli {
 namespace {

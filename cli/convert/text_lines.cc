@@ -1,6 +1,6 @@
 #include "cli/convert/text_lines.h"
 
-#include "core/storage/transfer.h"
+#include "spool/core/storage/transfer.h"
 
 namespace spool::cli {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "core/status.h"
-#include "core/storage/object_store.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::cli {
 

@@ -29,11 +29,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "checkpoint/preemption.h"
-#include "core/crc32c.h"
-#include "records/example.h"
-#include "records/loader/data_loader.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/preemption.h"
+#include "spool/core/crc32c.h"
+#include "spool/records/example.h"
+#include "spool/records/loader/data_loader.h"
 #include "samples/train_loop/softmax_model.h"
 #include "spool/register_backends.h"
 

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
 
 namespace spool::testing {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "core/storage/object_store.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::testing {
 

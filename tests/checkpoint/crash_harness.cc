@@ -11,7 +11,7 @@
 #include <random>
 #include <thread>
 
-#include "checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/checkpoint_manager.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
 
 extern char** environ;

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "core/storage/registry.h"
+#include "spool/core/storage/registry.h"
 
 namespace spool::testing {
 

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/checkpoint_manager.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
 #if SPOOL_CRASH_SAVER_ALL_BACKENDS
 #include "spool/register_backends.h"

@@ -1,5 +1,5 @@
 // CheckpointManager on the memory store and the local-file store.
-#include "checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/checkpoint_manager.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
 
 namespace spool {

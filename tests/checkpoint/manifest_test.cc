@@ -1,8 +1,8 @@
-#include "checkpoint/manifest.h"
+#include "spool/checkpoint/manifest.h"
 
 #include <gtest/gtest.h>
 
-#include "checkpoint/layout.h"
+#include "spool/checkpoint/layout.h"
 
 namespace spool {
 namespace {

@@ -1,4 +1,4 @@
-#include "checkpoint/policy.h"
+#include "spool/checkpoint/policy.h"
 
 #include <gtest/gtest.h>
 

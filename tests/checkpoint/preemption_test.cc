@@ -1,6 +1,6 @@
 // The preemption hook: PreemptionNotice (signal, deadline) and
 // CheckpointManager::SaveBeforeDeadline on the memory and local-file stores.
-#include "checkpoint/preemption.h"
+#include "spool/checkpoint/preemption.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@
 #include <mutex>
 #include <thread>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "core/cancel.h"
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/core/cancel.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
 
 namespace spool {

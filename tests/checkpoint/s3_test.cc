@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "core/crc32c.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/core/crc32c.h"
 #include "spool/register_backends.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
 #include "tests/checkpoint/crash_harness.h"

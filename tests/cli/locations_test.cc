@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/memory_store.h"
 
 namespace spool::cli {
 namespace {

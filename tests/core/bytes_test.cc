@@ -1,4 +1,4 @@
-#include "core/bytes.h"
+#include "spool/core/bytes.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Cancellation tokens, scopes, and how the executor and the retry loop carry
 // them. No timing assertions: a cancel that did not wake a sleeper would
 // hang the test until ctest's timeout.
-#include "core/cancel.h"
+#include "spool/core/cancel.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <mutex>
 #include <thread>
 
-#include "core/executor.h"
-#include "core/retry.h"
+#include "spool/core/executor.h"
+#include "spool/core/retry.h"
 
 namespace spool {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "core/bytes.h"
-#include "core/executor.h"
+#include "spool/core/bytes.h"
+#include "spool/core/executor.h"
 
 namespace spool {
 namespace {

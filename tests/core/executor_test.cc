@@ -1,4 +1,4 @@
-#include "core/executor.h"
+#include "spool/core/executor.h"
 
 #include <gtest/gtest.h>
 

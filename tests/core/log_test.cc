@@ -1,4 +1,4 @@
-#include "core/log.h"
+#include "spool/core/log.h"
 
 #include <gtest/gtest.h>
 

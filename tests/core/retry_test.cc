@@ -1,4 +1,4 @@
-#include "core/retry.h"
+#include "spool/core/retry.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/status.h"
+#include "spool/core/status.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/url.h"
+#include "spool/core/url.h"
 
 #include <gtest/gtest.h>
 

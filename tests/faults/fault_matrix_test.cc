@@ -20,10 +20,10 @@
 #include <mutex>
 #include <thread>
 
-#include "gcs/gcs_store.h"
-#include "s3/client.h"
-#include "s3/credentials.h"
-#include "s3/s3_store.h"
+#include "spool/gcs/gcs_store.h"
+#include "spool/s3/client.h"
+#include "spool/s3/credentials.h"
+#include "spool/s3/s3_store.h"
 #include "tests/faults/fault_operations.h"
 #include "tests/faults/fault_proxy.h"
 

@@ -7,9 +7,9 @@
 #include <random>
 #include <sstream>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "records/loader/data_loader.h"
-#include "records/record_writer.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/records/loader/data_loader.h"
+#include "spool/records/record_writer.h"
 
 namespace spool::testing {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
-#include "core/storage/object_store.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::testing {
 

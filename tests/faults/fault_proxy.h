@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/http/transport.h"
+#include "spool/core/http/transport.h"
 
 namespace spool::testing {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "checkpoint/manifest.h"
+#include "spool/checkpoint/manifest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view json(reinterpret_cast<const char*>(data), size);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "records/example.h"
+#include "spool/records/example.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view payload(reinterpret_cast<const char*>(data), size);

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "gcs/errors.h"
-#include "gcs/json.h"
+#include "spool/gcs/errors.h"
+#include "spool/gcs/json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view json(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "records/record_reader.h"
+#include "spool/records/record_reader.h"
 
 namespace {
 

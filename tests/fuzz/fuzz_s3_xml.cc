@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "s3/errors.h"
-#include "s3/xml.h"
+#include "spool/s3/errors.h"
+#include "spool/s3/xml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view xml(reinterpret_cast<const char*>(data), size);

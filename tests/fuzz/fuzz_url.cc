@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/url.h"
-#include "s3/config.h"
+#include "spool/core/url.h"
+#include "spool/s3/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "gcs/credentials.h"
-#include "gcs/default_credentials.h"
-#include "gcs/json.h"
+#include "spool/gcs/credentials.h"
+#include "spool/gcs/default_credentials.h"
+#include "spool/gcs/json.h"
 #include "tests/gcs/test_server.h"
 
 namespace spool::gcs {

@@ -1,6 +1,6 @@
 // The Application Default Credentials chain, with the environment faked: no
 // network (the transport given is never used by the chain itself).
-#include "gcs/default_credentials.h"
+#include "spool/gcs/default_credentials.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // The JSON mapping of API documents and the mapping of error answers to Status.
 #include <gtest/gtest.h>
 
-#include "core/crc32c.h"
-#include "core/retry.h"
-#include "gcs/errors.h"
-#include "gcs/json.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/retry.h"
+#include "spool/gcs/errors.h"
+#include "spool/gcs/json.h"
 
 namespace spool::gcs {
 namespace {

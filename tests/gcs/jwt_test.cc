@@ -1,6 +1,6 @@
 // JWT construction: the assertion is decoded and its RS256 signature
 // verified with OpenSSL against the public half of a key made for the test.
-#include "gcs/jwt.h"
+#include "spool/gcs/jwt.h"
 
 #include <gtest/gtest.h>
 #include <openssl/bio.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gcs/json.h"
+#include "spool/gcs/json.h"
 
 namespace spool::gcs {
 namespace {

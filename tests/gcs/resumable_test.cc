@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/crc32c.h"
+#include "spool/core/crc32c.h"
 #include "tests/gcs/test_server.h"
 
 namespace spool::gcs {

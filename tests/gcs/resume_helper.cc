@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "gcs/gcs_store.h"
+#include "spool/gcs/gcs_store.h"
 #include "tests/gcs/test_server.h"
 
 int main(int argc, char** argv) {

@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "core/crc32c.h"
-#include "core/executor.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/executor.h"
 #include "tests/gcs/test_server.h"
 
 namespace spool::gcs {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "core/http/transport.h"
+#include "spool/core/http/transport.h"
 
 namespace spool::gcs::testing {
 

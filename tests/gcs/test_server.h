@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "gcs/gcs_store.h"
+#include "spool/gcs/gcs_store.h"
 
 namespace spool::gcs::testing {
 

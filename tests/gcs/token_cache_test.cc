@@ -1,4 +1,4 @@
-#include "gcs/token_cache.h"
+#include "spool/gcs/token_cache.h"
 
 #include <gtest/gtest.h>
 

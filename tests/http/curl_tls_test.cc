@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "core/http/transport.h"
+#include "spool/core/http/transport.h"
 #include "tests/http/http_test_server.h"
 
 namespace spool {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/cancel.h"
-#include "core/http/transport.h"
+#include "spool/core/cancel.h"
+#include "spool/core/http/transport.h"
 #include "tests/http/http_test_server.h"
 
 namespace spool {

@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "core/http/transport.h"
+#include "spool/core/http/transport.h"
 
 namespace spool {
 namespace {

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/http/transport.h"
-#include "core/log.h"
+#include "spool/core/http/transport.h"
+#include "spool/core/log.h"
 #include "tests/http/http_test_server.h"
 
 namespace spool {

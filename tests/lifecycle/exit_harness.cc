@@ -44,11 +44,11 @@
 #include <string_view>
 #include <thread>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "records/chunk_reader.h"
-#include "records/loader/data_loader.h"
-#include "records/manifest.h"
-#include "records/record_reader.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/records/chunk_reader.h"
+#include "spool/records/loader/data_loader.h"
+#include "spool/records/manifest.h"
+#include "spool/records/record_reader.h"
 #include "spool/register_backends.h"
 #include "tests/lifecycle/test_root.h"
 

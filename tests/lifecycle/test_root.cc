@@ -9,13 +9,13 @@
 #include <random>
 #include <vector>
 
-#include "records/sharded_writer.h"
+#include "spool/records/sharded_writer.h"
 #include "spool/backends_config.h"
 #if SPOOL_HAVE_S3
-#include "s3/s3_store.h"
+#include "spool/s3/s3_store.h"
 #endif
 #if SPOOL_HAVE_GCS
-#include "gcs/gcs_store.h"
+#include "spool/gcs/gcs_store.h"
 #endif
 
 namespace spool::lifecycle {

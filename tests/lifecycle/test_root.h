@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
-#include "core/storage/registry.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/registry.h"
 
 namespace spool::lifecycle {
 

@@ -8,11 +8,11 @@
 #include <mutex>
 #include <thread>
 
-#include "core/retry.h"
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
-#include "core/cancel.h"
-#include "records/loader/data_loader.h"
+#include "spool/core/retry.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
+#include "spool/core/cancel.h"
+#include "spool/records/loader/data_loader.h"
 #include "tests/loader/loader_suite.h"
 #include "tests/loader/test_dataset.h"
 

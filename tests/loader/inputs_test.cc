@@ -1,4 +1,4 @@
-#include "records/loader/inputs.h"
+#include "spool/records/loader/inputs.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
-#include "core/storage/registry.h"
+#include "spool/core/storage/registry.h"
 #include "spool/register_backends.h"
 #include "tests/loader/loader_suite.h"
 

@@ -5,10 +5,10 @@
 #include <random>
 #include <set>
 
-#include "core/executor.h"
-#include "records/example.h"
-#include "records/loader/data_loader.h"
-#include "records/record_writer.h"
+#include "spool/core/executor.h"
+#include "spool/records/example.h"
+#include "spool/records/loader/data_loader.h"
+#include "spool/records/record_writer.h"
 #include "tests/loader/test_dataset.h"
 
 namespace spool::testing {

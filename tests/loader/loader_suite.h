@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "core/storage/object_store.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::testing {
 

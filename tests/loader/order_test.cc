@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
-#include "records/loader/interleave.h"
-#include "records/loader/loader_state.h"
-#include "records/loader/plan.h"
-#include "records/loader/record_order.h"
-#include "records/loader/shuffle_buffer.h"
+#include "spool/records/loader/interleave.h"
+#include "spool/records/loader/loader_state.h"
+#include "spool/records/loader/plan.h"
+#include "spool/records/loader/record_order.h"
+#include "spool/records/loader/shuffle_buffer.h"
 
 namespace spool::loader {
 namespace {

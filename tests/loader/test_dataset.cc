@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "records/manifest.h"
-#include "records/record_writer.h"
+#include "spool/records/manifest.h"
+#include "spool/records/record_writer.h"
 
 namespace spool::testing {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/storage/object_store.h"
-#include "records/compression.h"
-#include "records/loader/data_loader.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/records/compression.h"
+#include "spool/records/loader/data_loader.h"
 
 namespace spool::testing {
 

@@ -1,4 +1,4 @@
-#include "records/loader/worker_env.h"
+#include "spool/records/loader/worker_env.h"
 
 #include <gtest/gtest.h>
 

@@ -14,12 +14,12 @@
 
 #include <gtest/gtest.h>
 
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
-#include "records/example.h"
-#include "records/record_index.h"
-#include "records/record_reader.h"
-#include "records/record_writer.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
+#include "spool/records/example.h"
+#include "spool/records/record_index.h"
+#include "spool/records/record_reader.h"
+#include "spool/records/record_writer.h"
 #include "tests/records/test_util.h"
 
 namespace spool::records {

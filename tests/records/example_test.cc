@@ -1,9 +1,9 @@
 // The tf.train.Example API and the JSON view.
-#include "records/example.h"
+#include "spool/records/example.h"
 
 #include <gtest/gtest.h>
 
-#include "records/json_view.h"
+#include "spool/records/json_view.h"
 #include "tests/records/test_util.h"
 
 namespace spool::records {

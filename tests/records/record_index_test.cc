@@ -1,12 +1,12 @@
 // DALI index files: parsing (strict, robust to bad input), serializing,
 // building for existing files.
-#include "records/record_index.h"
+#include "spool/records/record_index.h"
 
 #include <random>
 
 #include <gtest/gtest.h>
 
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/memory_store.h"
 #include "tests/records/test_util.h"
 
 namespace spool::records {

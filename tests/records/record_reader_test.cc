@@ -1,14 +1,14 @@
 // RecordReader and RecordWriter on the memory and local stores: framing,
 // TensorFlow's outcomes, positions, policies, I/O shape.
-#include "records/record_reader.h"
+#include "spool/records/record_reader.h"
 
 #include <atomic>
 
 #include <gtest/gtest.h>
 
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
-#include "records/record_writer.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
+#include "spool/records/record_writer.h"
 #include "tests/records/test_util.h"
 
 namespace spool::records {

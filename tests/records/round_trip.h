@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/storage/object_store.h"
-#include "records/record_reader.h"
-#include "records/record_writer.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/records/record_reader.h"
+#include "spool/records/record_writer.h"
 #include "tests/records/test_util.h"
 
 namespace spool::records::testing {

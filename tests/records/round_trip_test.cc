@@ -1,8 +1,8 @@
 // The round-trip property on the memory and local stores.
 #include <gtest/gtest.h>
 
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
 #include "tests/records/round_trip.h"
 
 namespace spool::records {

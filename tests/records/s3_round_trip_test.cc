@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/storage/registry.h"
-#include "records/manifest.h"
-#include "records/sharded_writer.h"
+#include "spool/core/storage/registry.h"
+#include "spool/records/manifest.h"
+#include "spool/records/sharded_writer.h"
 #include "spool/register_backends.h"
 #include "tests/records/round_trip.h"
 

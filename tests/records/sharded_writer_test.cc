@@ -1,13 +1,13 @@
 // ShardedWriter: layouts, parallel shards, the manifest, atomicity.
-#include "records/sharded_writer.h"
+#include "spool/records/sharded_writer.h"
 
 #include <set>
 
 #include <gtest/gtest.h>
 
-#include "core/storage/memory_store.h"
-#include "records/manifest.h"
-#include "records/record_reader.h"
+#include "spool/core/storage/memory_store.h"
+#include "spool/records/manifest.h"
+#include "spool/records/record_reader.h"
 #include "tests/records/test_util.h"
 
 namespace spool::records {

@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/crc32c.h"
-#include "core/status.h"
-#include "core/storage/object_store.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::records::testing {
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "core/bytes.h"
+#include "spool/core/bytes.h"
 #include "tests/s3/s3_test_store.h"
 
 namespace spool::s3 {

@@ -1,7 +1,7 @@
 // S3Client and the S3Store reader against a scripted transport: request
 // shape (signing, checksums, addressing), retries, resumed GETs, pinned
 // reads and checksum verification.
-#include "s3/client.h"
+#include "spool/s3/client.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include <future>
 #include <mutex>
 
-#include "core/crc32c.h"
-#include "s3/crypto.h"
-#include "s3/s3_reader.h"
-#include "s3/s3_writer.h"
+#include "spool/core/crc32c.h"
+#include "spool/s3/crypto.h"
+#include "spool/s3/s3_reader.h"
+#include "spool/s3/s3_writer.h"
 
 namespace spool::s3 {
 namespace {

@@ -1,6 +1,6 @@
 // Resolving endpoint, region, addressing style, payload signing, CA bundle
 // and part sizes from options, the environment and the profile.
-#include "s3/config.h"
+#include "spool/s3/config.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "s3/profile_files.h"
-#include "s3/s3_writer.h"
+#include "spool/s3/profile_files.h"
+#include "spool/s3/s3_writer.h"
 
 namespace spool::s3 {
 namespace {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "s3/credential_providers.h"
+#include "spool/s3/credential_providers.h"
 #include "tests/s3/loopback_server.h"
 
 namespace spool::s3 {

@@ -1,9 +1,9 @@
 // S3 error answers become Statuses with canonical codes and one-line messages.
-#include "s3/errors.h"
+#include "spool/s3/errors.h"
 
 #include <gtest/gtest.h>
 
-#include "core/retry.h"
+#include "spool/core/retry.h"
 
 namespace spool::s3 {
 namespace {

@@ -1,5 +1,5 @@
 // The flat JSON objects credential endpoints answer with.
-#include "s3/flat_json.h"
+#include "spool/s3/flat_json.h"
 
 #include <gtest/gtest.h>
 

@@ -10,11 +10,11 @@
 #include <mutex>
 #include <random>
 
-#include "core/bytes.h"
-#include "core/crc32c.h"
-#include "core/storage/transfer.h"
-#include "s3/credential_providers.h"
-#include "s3/s3_store.h"
+#include "spool/core/bytes.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/storage/transfer.h"
+#include "spool/s3/credential_providers.h"
+#include "spool/s3/s3_store.h"
 #include "tests/s3/s3_test_store.h"
 
 namespace spool::s3 {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "s3/s3_store.h"
+#include "spool/s3/s3_store.h"
 
 namespace spool::s3::testing {
 

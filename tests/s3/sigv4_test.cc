@@ -1,13 +1,13 @@
 // SigV4 against AWS's published examples: the SigV4 test suite (service
 // "service", AKIDEXAMPLE, 2015-08-30) and the S3 signing examples
 // (examplebucket, AKIAIOSFODNN7EXAMPLE, 2013-05-24).
-#include "s3/sigv4.h"
+#include "spool/s3/sigv4.h"
 
 #include <gtest/gtest.h>
 
 #include <ctime>
 
-#include "s3/crypto.h"
+#include "spool/s3/crypto.h"
 
 namespace spool::s3 {
 namespace {

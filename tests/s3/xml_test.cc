@@ -1,5 +1,5 @@
 // Parsing S3's XML documents, as AWS and Ceph RGW send them.
-#include "s3/xml.h"
+#include "spool/s3/xml.h"
 
 #include <gtest/gtest.h>
 

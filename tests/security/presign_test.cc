@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "core/http/transport.h"
+#include "spool/core/http/transport.h"
 #include "tests/s3/s3_test_store.h"
 
 namespace spool::s3 {

@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
-#include "checkpoint/checkpoint_manager.h"
-#include "core/crc32c.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/core/crc32c.h"
 
 namespace spool {
 namespace {

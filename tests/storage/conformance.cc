@@ -12,10 +12,10 @@
 #include <sstream>
 #include <thread>
 
-#include "core/crc32c.h"
-#include "core/executor.h"
-#include "core/storage/memory_store.h"
-#include "core/storage/transfer.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/executor.h"
+#include "spool/core/storage/memory_store.h"
+#include "spool/core/storage/transfer.h"
 
 namespace spool::conformance {
 

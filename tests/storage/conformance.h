@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/storage/object_store.h"
+#include "spool/core/storage/object_store.h"
 
 namespace spool::conformance {
 

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/storage/local_store.h"
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/local_store.h"
+#include "spool/core/storage/memory_store.h"
 #include "tests/storage/conformance.h"
 
 namespace spool::conformance {

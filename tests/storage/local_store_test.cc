@@ -1,6 +1,6 @@
 // Behaviour of the local-file store beyond the conformance suite: temporary
 // files, paths, folders and listing order.
-#include "core/storage/local_store.h"
+#include "spool/core/storage/local_store.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/storage/registry.h"
-#include "core/url.h"
+#include "spool/core/storage/registry.h"
+#include "spool/core/url.h"
 
 namespace spool {
 namespace {

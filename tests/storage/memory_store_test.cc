@@ -1,10 +1,10 @@
 // Behaviour of the in-memory store beyond the conformance suite.
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/memory_store.h"
 
 #include <gtest/gtest.h>
 
-#include "core/crc32c.h"
-#include "core/storage/registry.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/storage/registry.h"
 
 namespace spool {
 namespace {

@@ -1,9 +1,9 @@
 // OpenLocation: schemes, the store cache and unregistered backends.
-#include "core/storage/registry.h"
+#include "spool/core/storage/registry.h"
 
 #include <gtest/gtest.h>
 
-#include "core/storage/memory_store.h"
+#include "spool/core/storage/memory_store.h"
 
 namespace spool {
 namespace {

@@ -1,5 +1,5 @@
 // Transfers: checksum verification, budget bounds, progress and clean-up.
-#include "core/storage/transfer.h"
+#include "spool/core/storage/transfer.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/crc32c.h"
-#include "core/storage/memory_store.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/storage/memory_store.h"
 
 namespace spool {
 namespace {

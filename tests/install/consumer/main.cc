@@ -4,9 +4,9 @@
 #include <string>
 
 #include <spool/register_backends.h>
-#include <core/crc32c.h>
-#include <core/storage/object_store.h>
-#include <core/storage/registry.h>
+#include <spool/core/crc32c.h>
+#include <spool/core/storage/object_store.h>
+#include <spool/core/storage/registry.h>
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -1,0 +1,226 @@
+// CheckpointManager: saves a training job's checkpoints to any ObjectStore
+// and restores the latest complete one after a restart.
+//
+// Layout and commit protocol (see layout.h and docs/checkpoints.md): the files
+// of step N go under <root>/step-<N, 12 digits>/, each uploaded and its
+// checksum confirmed, and only then MANIFEST.json is written, create-only. A
+// step without a manifest does not exist: Latest(), List() and Restore()
+// never see it, and Cleanup() deletes it once it is old enough. No rename on
+// the store anywhere.
+//
+//   auto manager = CheckpointManager::Open("s3://bucket/run-7/ckpt", options);
+//   if (auto latest = (*manager)->Latest(); latest.ok() && *latest)
+//     (*manager)->Restore(**latest, "/scratch/ckpt");
+//   ...
+//   if ((*manager)->ShouldSave(step))
+//     (*manager)->SaveAsync(step, *CheckpointSource::FromFolder("/scratch/ckpt"), {{"loader", state}});
+//   ...
+//   (*manager)->Wait();
+//
+// Threading: every method may be called from any thread. Saves are
+// serialised: at most one (synchronous or background) runs at a time. The
+// work of a save or restore runs on the executor of the options (default:
+// DefaultExecutor()), files in parallel, buffers bounded by the byte budget.
+// Lifetime: the destructor cancels a background save still in flight (its
+// requests stop within about a second, nothing is committed, the step stays
+// invisible) and waits for it; call Wait() first to keep it. Saves and
+// restores run under the caller's CancelToken (core/cancel.h): a cancelled
+// save never commits, a cancelled restore leaves the folder as it was.
+//
+// Preemption: SaveBeforeDeadline saves one step ahead of everything else and
+// says whether it committed in time (see checkpoint/preemption.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spool/checkpoint/layout.h"
+#include "spool/checkpoint/manifest.h"
+#include "spool/checkpoint/policy.h"
+#include "spool/checkpoint/source.h"
+#include "spool/core/cancel.h"
+#include "spool/core/executor.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/core/storage/registry.h"
+
+namespace spool {
+
+using CheckpointMetadata = std::map<std::string, std::string>;
+
+struct CheckpointOptions {
+  SavePolicy save;            // for ShouldSave()
+  RetentionPolicy retention;  // applied after each committed save
+
+  // What SaveAsync does while a background save is still running.
+  enum class WhenBusy {
+    kWait,  // wait for it to finish, then start the new save
+    kSkip,  // return at once without saving
+  };
+  WhenBusy when_busy = WhenBusy::kWait;
+  // SaveAsync captures source files by hard link (copy where that fails);
+  // true copies always (for trainers that rewrite files in place).
+  bool copy_on_capture = false;
+  // Where SaveAsync stages captured files. Empty: a hidden folder beside the
+  // source folder, or beside the first source file (same filesystem, so hard
+  // links work).
+  std::filesystem::path staging_dir;
+
+  // Write <root>/LATEST after each commit. Only a hint: Latest() checks it.
+  bool write_latest_hint = true;
+
+  Executor* executor = nullptr;  // default: DefaultExecutor()
+  ByteBudget* budget = nullptr;  // default: DefaultByteBudget()
+  // Files uploaded / downloaded at once; each moves its own parts in
+  // parallel inside the backend, on the same executor.
+  int file_concurrency = 4;
+  uint64_t chunk_size = 8 << 20;  // bytes read and appended at a time on upload
+  uint64_t download_part_size = 16 << 20;
+  int download_concurrency = 4;  // ranged reads in flight per file on restore
+
+  // Clocks, injectable for tests: wall time for manifests and retention,
+  // steady time for ShouldSave.
+  std::function<std::chrono::system_clock::time_point()> wall_clock;
+  std::function<std::chrono::steady_clock::time_point()> steady_clock;
+};
+
+// What SaveAsync did.
+struct AsyncSaveStart {
+  bool started = false;  // false: skipped, a save was in flight (WhenBusy::kSkip)
+  // The outcome of the previous background save when it finished before
+  // this call and was not collected by Wait(): a failed background save is
+  // always reported, here or by Wait().
+  Status previous;
+};
+
+// What Cleanup() removed.
+struct CleanupReport {
+  std::vector<int64_t> partial_steps_deleted;
+  uint64_t objects_deleted = 0;
+};
+
+class CheckpointManager {
+ public:
+  // Opens the store of `root_url` (any scheme registered with
+  // core/storage/registry.h; call spool::RegisterAllBackends() first for s3://
+  // and gs://).
+  static Result<std::unique_ptr<CheckpointManager>> Open(std::string_view root_url, CheckpointOptions options = {},
+                                                         const StoreOptions& store_options = {});
+  // Checkpoints under `root_key` of `store`.
+  CheckpointManager(std::shared_ptr<ObjectStore> store, std::string_view root_key, CheckpointOptions options = {});
+  ~CheckpointManager();
+  CheckpointManager(const CheckpointManager&) = delete;
+  CheckpointManager& operator=(const CheckpointManager&) = delete;
+
+  // Whether `step` is due by the save policy (see ShouldSaveStep).
+  bool ShouldSave(int64_t step) const;
+
+  // Uploads `source` as step `step` and commits it; then applies retention.
+  // AlreadyExists if the step is committed already. On failure no manifest
+  // is written (uploaded files are removed where possible) and the error
+  // names the step and what failed. Waits for a background save in flight.
+  Result<CheckpointManifest> Save(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata = {});
+
+  // Captures `source` (see CheckpointSource::Capture; buffers are moved in),
+  // then uploads and commits in the background and returns. An error means
+  // nothing was started (bad path, capture failed). See WhenBusy.
+  Result<AsyncSaveStart> SaveAsync(int64_t step, CheckpointSource source, CheckpointMetadata metadata = {});
+  // Waits for the background save and returns its manifest or error.
+  // FailedPrecondition when there is none to collect.
+  Result<CheckpointManifest> Wait();
+  bool save_in_flight() const;
+
+  // Saves `step` with priority, for a job about to be stopped: a background
+  // save of the same step is given until `deadline` to finish; one of an
+  // earlier step is cancelled (its step stays uncommitted). The save then
+  // uploads every file at once (bounded by the byte budget), and its uploads
+  // are cancelled at `deadline`, leaving the step uncommitted and the
+  // previous one latest. A step committed already is returned as it is.
+  // Retention is left to the next save (its deletes would eat the margin).
+  // Returns the manifest, or DeadlineExceeded naming the step and the latest
+  // committed one; never a half-written step.
+  Result<CheckpointManifest> SaveBeforeDeadline(int64_t step, const CheckpointSource& source,
+                                                CheckpointMetadata metadata,
+                                                std::chrono::steady_clock::time_point deadline);
+
+  // The newest committed step; nullopt when there is none.
+  Result<std::optional<int64_t>> Latest();
+  // Every committed checkpoint's manifest, oldest first.
+  Result<std::vector<CheckpointManifest>> List();
+  Result<CheckpointManifest> ReadManifest(int64_t step);
+
+  // Downloads step `step` (or the latest) into `folder`, replacing it only
+  // when every file arrived with the size and crc32c of the manifest;
+  // otherwise `folder` is left as it was. Returns the manifest. DataLoss
+  // names a corrupt file; InvalidArgument a manifest path that would leave
+  // the folder; NotFound when the step (or any checkpoint) does not exist.
+  Result<CheckpointManifest> Restore(int64_t step, const std::filesystem::path& folder);
+  Result<CheckpointManifest> RestoreLatest(const std::filesystem::path& folder);
+
+  // Reads every file of `step` back and checks size and crc32c.
+  Status Verify(int64_t step);
+  // Deletes all committed checkpoints but the newest `keep_last`; returns
+  // the steps deleted, oldest first.
+  Result<std::vector<int64_t>> Prune(int keep_last);
+  // Deletes partial checkpoints (no manifest) whose newest object is older
+  // than `older_than`. Stale multipart uploads are not visible through
+  // ObjectStore: see docs/checkpoints.md for each backend.
+  Result<CleanupReport> Cleanup(std::chrono::seconds older_than);
+
+  ObjectStore& store() { return *store_; }
+  const CheckpointLayout& layout() const { return layout_; }
+
+ private:
+  // `file_concurrency` 0: options_.file_concurrency.
+  Result<CheckpointManifest> SaveLocked(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata,
+                                        int file_concurrency = 0, bool retention = true);
+  Result<CheckpointFile> UploadEntry(int64_t step, const CheckpointSource::Entry& entry);
+  Status ConfirmUpload(const std::string& key, const ObjectInfo& written, uint64_t size, uint32_t crc);
+  Status CommitManifest(int64_t step, const std::string& json);
+  void WriteLatestHint(int64_t step);
+  void ApplyRetention();
+  Status DeleteStep(int64_t step);
+  void NoteSaveStarted(int64_t step);
+
+  Result<std::vector<int64_t>> ListSteps();  // every step folder, ascending
+  Result<bool> IsCommitted(int64_t step);
+  Status DownloadAll(const CheckpointManifest& manifest, const std::filesystem::path& temp);
+  Status CheckFile(int64_t step, const CheckpointFile& file, uint64_t size, uint32_t crc, std::string_view what);
+
+  std::string Url(std::string_view key) const { return store_->Describe(key); }
+  Executor& executor() const;
+  ByteBudget& budget() const;
+  std::chrono::system_clock::time_point WallNow() const;
+  std::chrono::steady_clock::time_point SteadyNow() const;
+
+  std::shared_ptr<ObjectStore> store_;
+  CheckpointLayout layout_;
+  CheckpointOptions options_;
+  bool conditional_create_unsupported_ = false;  // guarded by save_mu_
+
+  std::mutex save_mu_;  // held for the whole of a save
+
+  // Guards the policy state and the step being saved; never held while waiting.
+  mutable std::mutex state_mu_;
+  std::optional<int64_t> last_saved_step_;
+  std::chrono::steady_clock::time_point last_save_time_;
+  std::optional<int64_t> step_in_flight_;
+
+  // Guards the background save; held while waiting for it.
+  mutable std::mutex async_mu_;
+  std::optional<std::future<Result<CheckpointManifest>>> background_;
+  std::shared_ptr<CancelSource> background_cancel_;  // the background save's work
+  int64_t background_step_ = -1;
+};
+
+}  // namespace spool

@@ -1,0 +1,50 @@
+#include "spool/checkpoint/layout.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace spool {
+
+CheckpointLayout::CheckpointLayout(std::string_view root) : root_(root) {
+  while (!root_.empty() && root_.back() == '/') root_.pop_back();
+}
+
+std::string CheckpointLayout::Child(std::string_view name) const {
+  if (root_.empty()) return std::string(name);
+  return root_ + "/" + std::string(name);
+}
+
+std::string CheckpointLayout::StepPrefix(int64_t step) const {
+  char name[40];
+  std::snprintf(name, sizeof name, "step-%012lld/", static_cast<long long>(step));
+  return Child(name);
+}
+
+std::string CheckpointLayout::FileKey(int64_t step, std::string_view path) const {
+  return StepPrefix(step) + std::string(path);
+}
+
+std::string CheckpointLayout::ManifestKey(int64_t step) const { return StepPrefix(step) + "MANIFEST.json"; }
+
+std::string CheckpointLayout::LatestHintKey() const { return Child("LATEST"); }
+
+std::string CheckpointLayout::ListPrefix() const { return root_.empty() ? std::string() : root_ + "/"; }
+
+std::optional<int64_t> CheckpointLayout::ParseStepPrefix(std::string_view prefix) const {
+  const std::string expected = ListPrefix();
+  if (prefix.substr(0, expected.size()) != expected) return std::nullopt;
+  prefix.remove_prefix(expected.size());
+  constexpr std::string_view kStep = "step-";
+  if (prefix.substr(0, kStep.size()) != kStep || prefix.size() < kStep.size() + 2 || prefix.back() != '/') {
+    return std::nullopt;
+  }
+  std::string_view digits = prefix.substr(kStep.size(), prefix.size() - kStep.size() - 1);
+  int64_t step = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+  if (error != std::errc() || end != digits.data() + digits.size() || step < 0 || digits.size() < 12) {
+    return std::nullopt;
+  }
+  return step;
+}
+
+}  // namespace spool

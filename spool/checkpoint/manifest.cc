@@ -1,0 +1,162 @@
+#include "spool/checkpoint/manifest.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
+
+#include <cstdio>
+#include <set>
+
+#include "spool/checkpoint/checkpoint_manifest.pb.h"
+
+namespace spool {
+namespace {
+
+namespace pb = spool::checkpoint::proto;
+using google::protobuf::util::TimeUtil;
+
+constexpr std::string_view kReservedName = "MANIFEST.json";
+
+int64_t ToNanos(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point FromNanos(int64_t nanos) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nanos)));
+}
+
+// Quotes a path for a message, making control characters visible.
+std::string Quote(std::string_view path) {
+  std::string out = "'";
+  for (unsigned char c : path) {
+    if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+std::string FormatCrc32c(uint32_t crc) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", crc);
+  return text;
+}
+
+uint64_t CheckpointManifest::total_bytes() const {
+  uint64_t total = 0;
+  for (const CheckpointFile& file : files) total += file.size;
+  return total;
+}
+
+Result<std::string> EncodeManifest(const CheckpointManifest& manifest) {
+  pb::Manifest message;
+  message.set_format_version(manifest.format_version);
+  message.set_step(manifest.step);
+  *message.mutable_wall_time() = TimeUtil::NanosecondsToTimestamp(ToNanos(manifest.wall_time));
+  for (const CheckpointFile& file : manifest.files) {
+    pb::ManifestFile* entry = message.add_files();
+    entry->set_path(file.path);
+    entry->set_size(file.size);
+    entry->set_crc32c(file.crc32c);
+  }
+  for (const auto& [key, value] : manifest.metadata) (*message.mutable_metadata())[key] = value;
+
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) {
+    return InternalError("cannot encode the manifest of step " + std::to_string(manifest.step) + ": " +
+                         std::string(status.message()));
+  }
+  return json;
+}
+
+Result<CheckpointManifest> DecodeManifest(std::string_view json, std::string_view where) {
+  pb::Manifest message;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), &message, options);
+  if (!status.ok()) {
+    return DataLossError(std::string(where) + " is not a valid checkpoint manifest (" +
+                         std::string(status.message()) + "); delete that step or restore another one");
+  }
+  if (message.format_version() == 0) {
+    return DataLossError(std::string(where) + " has no format_version: not a checkpoint manifest");
+  }
+  if (message.format_version() > kManifestFormatVersion) {
+    return FailedPreconditionError(std::string(where) + " has format version " +
+                                   std::to_string(message.format_version()) + " but this build reads up to " +
+                                   std::to_string(kManifestFormatVersion) + "; upgrade spool to read it");
+  }
+  CheckpointManifest manifest;
+  manifest.format_version = message.format_version();
+  manifest.step = message.step();
+  manifest.wall_time = FromNanos(TimeUtil::TimestampToNanoseconds(message.wall_time()));
+  manifest.files.reserve(message.files_size());
+  for (const pb::ManifestFile& entry : message.files()) {
+    manifest.files.push_back(CheckpointFile{entry.path(), entry.size(), entry.crc32c()});
+  }
+  for (const auto& [key, value] : message.metadata()) manifest.metadata[key] = value;
+  Status valid = ValidateCheckpointFiles(manifest.files);
+  if (!valid.ok()) return valid.WithContext(where);
+  return manifest;
+}
+
+Status ValidateCheckpointPath(std::string_view path) {
+  auto refuse = [&](std::string_view why) {
+    return InvalidArgumentError("checkpoint file path " + Quote(path) + " " + std::string(why) +
+                                "; only relative paths inside the checkpoint folder are allowed");
+  };
+  if (path.empty()) return refuse("is empty");
+  if (path.front() == '/') return refuse("is absolute");
+  for (unsigned char c : path) {
+    if (c == '\\') return refuse("contains a backslash");
+    if (c == 0) return refuse("contains a NUL byte");
+    if (c < 0x20 || c == 0x7f) return refuse("contains a control character");
+  }
+  size_t start = 0;
+  while (true) {
+    size_t end = path.find('/', start);
+    std::string_view segment = path.substr(start, end == std::string_view::npos ? end : end - start);
+    if (segment.empty()) return refuse("has an empty segment");
+    if (segment == "..") return refuse("contains '..'");
+    if (segment == ".") return refuse("contains '.'");
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  if (path == kReservedName) return refuse("is reserved for the manifest");
+  return OkStatus();
+}
+
+Status ValidateCheckpointFiles(const std::vector<CheckpointFile>& files) {
+  std::set<std::string_view> paths;
+  for (const CheckpointFile& file : files) {
+    SPOOL_RETURN_IF_ERROR(ValidateCheckpointPath(file.path));
+    if (!paths.insert(file.path).second) {
+      return InvalidArgumentError("checkpoint file path " + Quote(file.path) + " is listed twice");
+    }
+  }
+  // A path that is a folder of another: "a" sorts right before "a/...".
+  for (const CheckpointFile& file : files) {
+    std::string folder = file.path + "/";
+    auto next = paths.lower_bound(folder);
+    if (next != paths.end() && next->substr(0, folder.size()) == folder) {
+      return InvalidArgumentError("checkpoint file path " + Quote(file.path) + " is both a file and the folder of " +
+                                  Quote(*next));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace spool

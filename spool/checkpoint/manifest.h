@@ -1,0 +1,68 @@
+// The checkpoint manifest: what a committed checkpoint contains.
+//
+// Stored as <root>/step-000000001234/MANIFEST.json, written last and
+// create-only; a step folder without it is not a checkpoint. The JSON is
+// protobuf's JSON mapping of spool.checkpoint.proto.Manifest (see
+// checkpoint_manifest.proto), for example:
+//
+//   {"format_version": 1, "step": "1234", "wall_time": "2026-11-22T01:00:00Z",
+//    "files": [{"path": "model/weights.bin", "size": "4096", "crc32c": 305419896}],
+//    "metadata": {"loader_state": "..."}}
+//
+// Plain values: copy them freely; all functions are pure and thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spool/core/status.h"
+
+namespace spool {
+
+inline constexpr uint32_t kManifestFormatVersion = 1;
+
+struct CheckpointFile {
+  std::string path;  // relative to the step folder, '/'-separated
+  uint64_t size = 0;
+  uint32_t crc32c = 0;
+
+  friend bool operator==(const CheckpointFile&, const CheckpointFile&) = default;
+};
+
+struct CheckpointManifest {
+  uint32_t format_version = kManifestFormatVersion;
+  int64_t step = 0;
+  std::chrono::system_clock::time_point wall_time{};
+  std::vector<CheckpointFile> files;
+  std::map<std::string, std::string> metadata;
+
+  uint64_t total_bytes() const;
+};
+
+// "0x1a2b3c4d": how messages show a crc32c.
+std::string FormatCrc32c(uint32_t crc);
+
+// The manifest as JSON (indented, stable field order).
+Result<std::string> EncodeManifest(const CheckpointManifest& manifest);
+
+// Parses and validates a manifest read from `where` (a URL, for messages):
+// DataLoss if it is not a manifest, FailedPrecondition if its format version
+// is newer than this build knows, InvalidArgument if a file path is unsafe
+// (see ValidateCheckpointPath) or listed twice. Unknown fields are ignored.
+Result<CheckpointManifest> DecodeManifest(std::string_view json, std::string_view where);
+
+// OK when `path` is a safe relative file path inside a checkpoint: not
+// empty, '/'-separated, no empty, "." or ".." segment, not absolute, no
+// backslash, NUL or other control character, not the reserved top-level
+// MANIFEST.json. InvalidArgument naming the path otherwise.
+Status ValidateCheckpointPath(std::string_view path);
+
+// Checks a whole file list: every path valid, no path listed twice, and no
+// file that is also a folder of another ("a" and "a/b").
+Status ValidateCheckpointFiles(const std::vector<CheckpointFile>& files);
+
+}  // namespace spool

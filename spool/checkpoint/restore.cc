@@ -1,0 +1,194 @@
+// Restoring: download into a fresh hidden folder beside the target, verify
+// every file against the manifest, then swap it into place. The target is
+// touched only by that final swap.
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/parallel_for.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/log.h"
+#include "spool/core/storage/transfer.h"
+
+namespace spool {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Removes a temporary folder on scope exit unless released.
+class TemporaryFolder {
+ public:
+  explicit TemporaryFolder(fs::path path) : path_(std::move(path)) {}
+  ~TemporaryFolder() {
+    if (!path_.empty()) {
+      std::error_code ignored;
+      fs::remove_all(path_, ignored);
+    }
+  }
+  const fs::path& path() const { return path_; }
+  void Release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+Result<fs::path> MakeTemporaryFolder(const fs::path& parent, const std::string& name) {
+  std::string pattern = (parent / ("." + name + ".spool-restore-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return UnavailableError("cannot create a temporary folder in " + parent.string() + ": " + std::strerror(errno));
+  }
+  return fs::path(pattern);
+}
+
+// Creates every folder the files need, refusing to go through anything that
+// is not a real folder (a symbolic link could lead outside `root`).
+Status MakeFolders(const fs::path& root, const std::vector<CheckpointFile>& files) {
+  for (const CheckpointFile& file : files) {
+    fs::path folder = root;
+    fs::path relative = fs::path(file.path).parent_path();
+    for (const fs::path& segment : relative) {
+      folder /= segment;
+      std::error_code error;
+      fs::file_status status = fs::symlink_status(folder, error);
+      if (status.type() == fs::file_type::not_found) {
+        if (!fs::create_directory(folder, error) && error) {
+          return UnavailableError("cannot create " + folder.string() + ": " + error.message());
+        }
+      } else if (status.type() != fs::file_type::directory) {
+        return InvalidArgumentError("checkpoint file path '" + file.path + "' goes through " + folder.string() +
+                                    ", which is not a folder (a symbolic link?); refusing to write there");
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Result<uint32_t> LocalFileCrc32c(const fs::path& path) {
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return UnavailableError("cannot read " + path.string() + ": " + std::strerror(errno));
+  std::vector<char> buffer(1 << 20);
+  uint32_t crc = 0;
+  size_t got;
+  while ((got = std::fread(buffer.data(), 1, buffer.size(), file)) > 0) crc = crc32c::Extend(crc, buffer.data(), got);
+  bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) return UnavailableError("cannot read " + path.string());
+  return crc;
+}
+
+// Puts `fresh` where `target` is. With a target in place the two are
+// exchanged atomically where the filesystem can (renameat2), else the old one
+// is renamed aside first and put back if the second rename fails. `old`
+// receives where the previous target ended up (to be removed), if any.
+Status SwapIntoPlace(const fs::path& fresh, const fs::path& target, fs::path* old) {
+  std::error_code error;
+  fs::file_status status = fs::symlink_status(target, error);
+  if (status.type() == fs::file_type::not_found) {
+    if (::rename(fresh.c_str(), target.c_str()) != 0) {
+      return UnavailableError("cannot move the restored checkpoint to " + target.string() + ": " +
+                              std::strerror(errno));
+    }
+    return OkStatus();
+  }
+  if (status.type() != fs::file_type::directory) {
+    return FailedPreconditionError("restore target " + target.string() +
+                                   " exists and is not a folder (a file or a symbolic link); remove it or pass "
+                                   "the folder itself");
+  }
+  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    *old = fresh;  // now holds the previous contents
+    return OkStatus();
+  }
+  fs::path aside = fresh;
+  aside += ".old";
+  if (::rename(target.c_str(), aside.c_str()) != 0) {
+    return UnavailableError("cannot move " + target.string() + " aside: " + std::strerror(errno));
+  }
+  if (::rename(fresh.c_str(), target.c_str()) != 0) {
+    int saved = errno;
+    ::rename(aside.c_str(), target.c_str());
+    return UnavailableError("cannot move the restored checkpoint to " + target.string() + ": " +
+                            std::strerror(saved));
+  }
+  *old = aside;
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<CheckpointManifest> CheckpointManager::RestoreLatest(const fs::path& folder) {
+  SPOOL_ASSIGN_OR_RETURN(std::optional<int64_t> latest, Latest());
+  if (!latest) {
+    return NotFoundError("no committed checkpoint under " + Url(layout_.ListPrefix()) +
+                         "; nothing to restore (start from scratch)");
+  }
+  return Restore(*latest, folder);
+}
+
+Result<CheckpointManifest> CheckpointManager::Restore(int64_t step, const fs::path& folder) {
+  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));  // paths validated there
+  if (folder.empty()) return InvalidArgumentError("restore target folder is empty");
+  const fs::path target = fs::absolute(folder).lexically_normal();
+  fs::path parent = target.parent_path();
+  std::string name = target.filename().string();
+  if (name.empty()) {  // "/some/folder/" normalises to a trailing empty name
+    parent = target.parent_path().parent_path();
+    name = target.parent_path().filename().string();
+  }
+  if (name.empty()) return InvalidArgumentError("cannot restore into " + folder.string() + ": it has no name");
+  const fs::path destination = parent / name;
+
+  std::error_code error;
+  fs::create_directories(parent, error);
+  if (error) return UnavailableError("cannot create " + parent.string() + ": " + error.message());
+  SPOOL_ASSIGN_OR_RETURN(fs::path temp_path, MakeTemporaryFolder(parent, name));
+  TemporaryFolder temp(temp_path);
+
+  Status downloaded = DownloadAll(manifest, temp.path());
+  if (!downloaded.ok()) {
+    return downloaded.WithContext("restoring checkpoint step " + std::to_string(step) + " into " +
+                                  destination.string() + " failed, the folder was left as it was");
+  }
+  fs::path old;
+  SPOOL_RETURN_IF_ERROR(SwapIntoPlace(temp.path(), destination, &old));
+  temp.Release();
+  if (!old.empty()) {
+    fs::remove_all(old, error);
+    if (error) log::Write(log::Level::kInfo, "checkpoint", "cannot remove " + old.string() + ": " + error.message());
+  }
+  return manifest;
+}
+
+Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const fs::path& temp) {
+  SPOOL_RETURN_IF_ERROR(MakeFolders(temp, manifest.files));
+  TransferOptions transfer;
+  transfer.executor = &executor();
+  transfer.budget = &budget();
+  transfer.part_size = options_.download_part_size;
+  transfer.concurrency = options_.download_concurrency;
+  return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
+    const CheckpointFile& file = manifest.files[i];
+    const std::string key = layout_.FileKey(manifest.step, file.path);
+    const fs::path destination = temp / fs::path(file.path);
+    Result<ObjectInfo> info = DownloadFile(*store_, key, destination, transfer);
+    if (!info.ok()) {
+      return info.status().WithContext("checkpoint step " + std::to_string(manifest.step) + " file '" + file.path +
+                                       "'");
+    }
+    uint32_t crc = 0;
+    if (info->crc32c) {
+      crc = *info->crc32c;
+    } else {
+      SPOOL_ASSIGN_OR_RETURN(crc, LocalFileCrc32c(destination));
+    }
+    return CheckFile(manifest.step, file, info->size, crc, "downloaded");
+  });
+}
+
+}  // namespace spool

@@ -1,0 +1,47 @@
+// HttpHeaders (case-insensitive, order-keeping) and BufferSink.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "spool/core/http/transport.h"
+
+namespace spool {
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
+           return lower(x) == lower(y);
+         });
+}
+
+}  // namespace
+
+void HttpHeaders::Add(std::string name, std::string value) {
+  entries_.emplace_back(std::move(name), std::move(value));
+}
+
+void HttpHeaders::Set(std::string name, std::string value) {
+  std::erase_if(entries_, [&](const auto& entry) { return EqualsIgnoreCase(entry.first, name); });
+  Add(std::move(name), std::move(value));
+}
+
+std::optional<std::string> HttpHeaders::Get(std::string_view name) const {
+  for (const auto& [key, value] : entries_) {
+    if (EqualsIgnoreCase(key, name)) return value;
+  }
+  return std::nullopt;
+}
+
+Status BufferSink::Write(std::string_view data) {
+  if (data.size() > buffer_.size() - size_) {
+    return OutOfRangeError("response body is longer than the " + std::to_string(buffer_.size()) +
+                           "-byte buffer given for it (" + std::to_string(size_ + data.size()) +
+                           " bytes so far); request a smaller range or pass a larger buffer");
+  }
+  std::memcpy(buffer_.data() + size_, data.data(), data.size());
+  size_ += data.size();
+  return OkStatus();
+}
+
+}  // namespace spool

@@ -1,0 +1,122 @@
+#include "spool/core/retry.h"
+
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "spool/core/cancel.h"
+#include "spool/core/log.h"
+
+namespace spool {
+namespace {
+
+double ThreadLocalUniform01() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return static_cast<double>(engine() >> 11) * 0x1.0p-53;  // 53 random bits in [0, 1)
+}
+
+// `env` with every function it leaves empty taken from the default, so tests
+// can inject only what they control.
+RetryEnvironment Complete(const RetryEnvironment& env) {
+  const RetryEnvironment& fallback = RetryEnvironment::Default();
+  RetryEnvironment out = env;
+  if (!out.now) out.now = fallback.now;
+  if (!out.sleep) out.sleep = fallback.sleep;
+  if (!out.uniform01) out.uniform01 = fallback.uniform01;
+  return out;
+}
+
+std::string Seconds(std::chrono::steady_clock::duration d) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f s", std::chrono::duration<double>(d).count());
+  return buffer;
+}
+
+Status GaveUp(std::string_view what, int attempts, std::chrono::steady_clock::duration elapsed,
+              const Status& last) {
+  std::string message;
+  if (!what.empty()) message = std::string(what) + ": ";
+  message += "gave up after " + std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") + " in " +
+             Seconds(elapsed) + ": " + last.message();
+  return Status(last.code(), std::move(message)).WithRemote(last.remote());
+}
+
+}  // namespace
+
+const RetryEnvironment& RetryEnvironment::Default() {
+  static const RetryEnvironment env{
+      .now = [] { return std::chrono::steady_clock::now(); },
+      // A cancel ends the backoff early; the loop then sees it and stops.
+      .sleep = [](std::chrono::milliseconds d) { CancelToken::Current().SleepFor(d); },
+      .uniform01 = &ThreadLocalUniform01,
+      .on_retry = nullptr,
+  };
+  return env;
+}
+
+bool IsRetryable(const Status& status) {
+  return status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded;
+}
+
+std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int failed_attempts, double u) {
+  // The ceiling doubles with each failure, starting at initial_backoff.
+  using std::chrono::milliseconds;
+  milliseconds ceiling = policy.initial_backoff;
+  for (int i = 1; i < failed_attempts && ceiling < policy.max_backoff; ++i) ceiling *= 2;
+  ceiling = std::min(ceiling, policy.max_backoff);
+  if (ceiling <= milliseconds::zero()) return milliseconds::zero();
+  u = std::clamp(u, 0.0, 1.0);
+  auto delay = milliseconds(static_cast<int64_t>(u * static_cast<double>(ceiling.count())));
+  return std::min(delay, ceiling);
+}
+
+namespace {
+
+std::atomic<uint64_t> total_retries{0};
+std::atomic<uint64_t> total_throttles{0};
+
+bool IsThrottle(const Status& status) {
+  const RemoteError& remote = status.remote();
+  return remote.http_status == 429 || remote.http_status == 503 || remote.service_code == "SlowDown" ||
+         remote.service_code == "TooManyRequests" || remote.service_code == "rateLimitExceeded";
+}
+
+}  // namespace
+
+RetryTotals ProcessRetryTotals() {
+  return RetryTotals{total_retries.load(std::memory_order_relaxed), total_throttles.load(std::memory_order_relaxed)};
+}
+
+namespace retry_internal {
+
+Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what,
+               const RetryEnvironment& given_env, const std::function<Status()>& attempt) {
+  const RetryEnvironment env = Complete(given_env);
+  const auto start = env.now();
+  const CancelToken cancel = CancelToken::Current();
+  for (int attempts = 1;; ++attempts) {
+    Status status = attempt();
+    if (status.ok() || !IsRetryable(status) || idempotency == Idempotency::kNonIdempotent) return status;
+    // The owner of this work gave up on it: no further attempt.
+    if (cancel.cancelled()) return status;
+    const auto elapsed = env.now() - start;
+    if (attempts >= policy.max_attempts) return GaveUp(what, attempts, elapsed, status);
+    std::chrono::milliseconds delay = BackoffDelay(policy, attempts, env.uniform01());
+    // No new attempt may start after max_elapsed: give up now rather than
+    // sleep past it.
+    if (elapsed + delay > policy.max_elapsed) return GaveUp(what, attempts, elapsed, status);
+    if (log::DebugEnabled()) {
+      log::Debug("retry", std::string(what) + ": attempt " + std::to_string(attempts) + " failed (" +
+                              status.ToString() + "); retrying in " + std::to_string(delay.count()) + " ms");
+    }
+    total_retries.fetch_add(1, std::memory_order_relaxed);
+    if (IsThrottle(status)) total_throttles.fetch_add(1, std::memory_order_relaxed);
+    if (env.on_retry) env.on_retry(status, attempts, delay);
+    env.sleep(delay);
+  }
+}
+
+}  // namespace retry_internal
+}  // namespace spool

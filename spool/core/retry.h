@@ -1,0 +1,103 @@
+// The one retry loop of spool, used around a single HTTP exchange (one part,
+// one range, one list page), never around a whole multi-step operation.
+//
+// Retryable: Unavailable (connection errors, 5xx, 408, 429, S3 SlowDown: the
+// protocol layers map those to Unavailable and keep the HTTP status) and
+// DeadlineExceeded (timeouts, stalls). Everything else returns at once. A
+// non-idempotent attempt is tried only once unless the caller made it safe
+// (a precondition, the resumable protocol) and says so.
+//
+// Backoff is truncated exponential with full jitter: after the n-th failed
+// attempt (n = 1, 2, ...) it sleeps
+// uniform(0, min(max_backoff, initial_backoff * 2^(n-1))). An attempt that
+// could only start after max_elapsed is not made. No attempt follows once
+// the current CancelToken (core/cancel.h) is cancelled, and the default
+// sleep wakes up early on a cancel. Clock, sleep and
+// randomness are injectable so tests run instantly. Thread-safe: a RetryPolicy
+// is a value and RetryContext functions may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+#include "spool/core/status.h"
+
+namespace spool {
+
+struct RetryPolicy {
+  int max_attempts = 8;  // including the first
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10'000};
+  std::chrono::milliseconds max_elapsed{180'000};  // no new attempt after this
+};
+
+enum class Idempotency { kIdempotent, kNonIdempotent };
+
+// What the loop uses to tell time, wait and draw jitter. Defaults are the
+// steady clock, this_thread::sleep_for and a thread-local PRNG; a function
+// left empty falls back to its default.
+struct RetryEnvironment {
+  std::function<std::chrono::steady_clock::time_point()> now;
+  std::function<void(std::chrono::milliseconds)> sleep;
+  std::function<double()> uniform01;  // in [0, 1)
+  // Called before each retry: the failure, the attempt that failed (1-based)
+  // and the delay chosen. Counters (retries, throttles) hang off this.
+  std::function<void(const Status&, int, std::chrono::milliseconds)> on_retry;
+
+  static const RetryEnvironment& Default();
+};
+
+// The retry settings every backend's options carry (S3Config, GcsStoreOptions,
+// StoreOptions): the policy, and the environment, so that any retry path can
+// run on a fake clock in tests. A default-constructed environment is the real
+// clock and sleep.
+struct RetryOptions {
+  RetryPolicy policy;
+  RetryEnvironment environment;
+};
+
+bool IsRetryable(const Status& status);
+
+// Totals over every Retry() loop in the process since it started: what a
+// data loader or a progress line reports as retries and throttles.
+// Thread-safe.
+struct RetryTotals {
+  uint64_t retries = 0;    // attempts repeated after a retryable failure
+  uint64_t throttles = 0;  // of those, after HTTP 429/503 or a SlowDown-style answer
+};
+RetryTotals ProcessRetryTotals();
+
+// The delay before attempt `failed_attempts + 1` (full jitter), given u in [0,1).
+std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int failed_attempts, double u);
+
+namespace retry_internal {
+Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what,
+               const RetryEnvironment& env, const std::function<Status()>& attempt);
+}  // namespace retry_internal
+
+// Runs `attempt` (returning Status or Result<T>) until it succeeds, fails with
+// a non-retryable error, or the policy is exhausted. The final error keeps the
+// last attempt's code and says how many attempts were made, e.g.
+// "GET s3://b/k: gave up after 8 attempts in 41.2 s: <last error>".
+template <typename F>
+auto Retry(const RetryPolicy& policy, Idempotency idempotency, std::string_view what, F&& attempt,
+           const RetryEnvironment& env = RetryEnvironment::Default()) -> std::invoke_result_t<F&> {
+  using R = std::invoke_result_t<F&>;
+  if constexpr (std::is_same_v<R, Status>) {
+    return retry_internal::RunLoop(policy, idempotency, what, env, attempt);
+  } else {
+    std::optional<R> last;
+    Status status = retry_internal::RunLoop(policy, idempotency, what, env, [&]() -> Status {
+      last.emplace(attempt());
+      return last->status();
+    });
+    if (!status.ok()) return status;
+    return std::move(*last);
+  }
+}
+
+}  // namespace spool

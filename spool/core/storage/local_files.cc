@@ -1,0 +1,61 @@
+#include "spool/core/storage/local_files.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace spool {
+
+namespace {
+constexpr std::string_view kTemporaryMarker = ".spool-tmp-";
+}  // namespace
+
+Status ErrnoStatus(int error, std::string_view path, std::string_view what) {
+  std::string message = std::string(path) + ": " + std::string(what) + ": " + std::strerror(error);
+  switch (error) {
+    case ENOENT:
+      return NotFoundError(std::move(message));
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return PermissionDeniedError(std::move(message) + " (check the file permissions)");
+    case EEXIST:
+      return AlreadyExistsError(std::move(message));
+    case ENOSPC:
+    case EDQUOT:
+      return ResourceExhaustedError(std::move(message) + " (free some space and retry)");
+    case EISDIR:
+    case ENOTDIR:
+    case ENOTEMPTY:
+      return FailedPreconditionError(std::move(message));
+    case EINVAL:
+    case ENAMETOOLONG:
+      return InvalidArgumentError(std::move(message));
+    case EINTR:
+    case EAGAIN:
+      return UnavailableError(std::move(message));
+    default:
+      return InternalError(std::move(message));
+  }
+}
+
+std::string TemporaryNameFor(std::string_view file_name) {
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  uint64_t salt = random() ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ull);
+  char suffix[17];
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) suffix[i] = kHex[(salt >> (4 * i)) & 0xf];
+  suffix[16] = '\0';
+  // Long names are shortened so the temporary name stays within NAME_MAX.
+  std::string name(".");
+  name.append(file_name.substr(0, 200)).append(kTemporaryMarker).append(suffix);
+  return name;
+}
+
+bool IsTemporaryName(std::string_view file_name) {
+  return file_name.starts_with('.') && file_name.find(kTemporaryMarker) != std::string_view::npos;
+}
+
+}  // namespace spool

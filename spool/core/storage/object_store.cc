@@ -1,0 +1,61 @@
+// The defaults of ObjectStore and the whole-object conveniences.
+#include "spool/core/storage/object_store.h"
+
+#include <utility>
+
+namespace spool {
+
+Result<std::vector<DeleteFailure>> ObjectStore::DeleteMany(const std::vector<std::string>& keys) {
+  std::vector<DeleteFailure> failures;
+  for (const std::string& key : keys) {
+    Status status = Delete(key);
+    if (!status.ok()) failures.push_back({key, std::move(status)});
+  }
+  return failures;
+}
+
+Result<std::unique_ptr<ReadableObject>> ObjectStore::OpenListed(const ObjectInfo& listed) {
+  return OpenRead(listed.key);
+}
+
+Result<ObjectInfo> ObjectStore::Copy(std::string_view from_key, std::string_view to_key) {
+  return UnimplementedError("server-side copy from " + Describe(from_key) + " to " + Describe(to_key) +
+                            " is not supported by this store; copy through spool::CopyObject instead");
+}
+
+Result<std::string> ReadAll(ObjectStore& store, std::string_view key) {
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, store.OpenRead(key));
+  std::string data(object->info().size, '\0');
+  size_t filled = 0;
+  while (filled < data.size()) {
+    SPOOL_ASSIGN_OR_RETURN(size_t n, object->ReadAt(filled, std::span<char>(data).subspan(filled)));
+    if (n == 0) {
+      return DataLossError(store.Describe(key) + ": object ended at byte " + std::to_string(filled) +
+                           " but its size is " + std::to_string(data.size()));
+    }
+    filled += n;
+  }
+  return data;
+}
+
+Result<ObjectInfo> WriteAll(ObjectStore& store, std::string_view key, std::string_view data,
+                            const WriteOptions& options) {
+  WriteOptions sized = options;
+  if (!sized.expected_size) sized.expected_size = data.size();
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer, store.OpenWrite(key, sized));
+  SPOOL_RETURN_IF_ERROR(writer->Append(data));
+  return writer->Close();
+}
+
+Result<ListPage> ListAll(ObjectStore& store, ListOptions options) {
+  ListPage all;
+  do {
+    SPOOL_ASSIGN_OR_RETURN(ListPage page, store.List(options));
+    for (ObjectInfo& info : page.objects) all.objects.push_back(std::move(info));
+    for (std::string& prefix : page.common_prefixes) all.common_prefixes.push_back(std::move(prefix));
+    options.page_token = std::move(page.next_page_token);
+  } while (!options.page_token.empty());
+  return all;
+}
+
+}  // namespace spool

@@ -1,0 +1,129 @@
+// ObjectStore: the one interface records/, the loader, checkpoint/ and the
+// CLI use to reach any storage (local files, memory, S3, GCS).
+//
+// A store is bound to one bucket (or, for local files, the filesystem root)
+// and addresses objects by key. Every method is thread-safe. Errors name the
+// object's URL (store.Describe(key)) and say what to do.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spool/core/status.h"
+
+namespace spool {
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  // What pins a read to this version: the ETag (S3), the generation (GCS),
+  // size+mtime (local), a counter (memory). Opaque.
+  std::string version;
+  std::optional<uint32_t> crc32c;  // when the service keeps one
+  std::string md5_base64;          // when the service keeps one
+  std::chrono::system_clock::time_point updated{};
+};
+
+struct ListOptions {
+  std::string prefix;
+  // Empty: list every key under prefix. "/": keys directly under prefix, and
+  // the "folders" below it as common_prefixes.
+  std::string delimiter;
+  std::string page_token;  // from the previous page; empty for the first
+  int max_keys = 1000;
+};
+
+struct ListPage {
+  std::vector<ObjectInfo> objects;          // in lexicographic key order
+  std::vector<std::string> common_prefixes; // each ends with the delimiter
+  std::string next_page_token;              // empty on the last page
+};
+
+// An object opened for reading, pinned to the version seen at open: if the
+// object is replaced afterwards, ReadAt fails with FailedPrecondition rather
+// than mixing versions. ReadAt may be called from many threads at once.
+class ReadableObject {
+ public:
+  virtual ~ReadableObject() = default;
+  virtual const ObjectInfo& info() const = 0;
+  // Reads up to buffer.size() bytes at `offset`; returns how many were read,
+  // which is less than asked only at the end of the object. An offset past
+  // the end is OutOfRange; an offset equal to the size reads 0 bytes.
+  virtual Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) = 0;
+};
+
+struct WriteOptions {
+  // Create-only: fail with AlreadyExists if the key exists at commit (S3
+  // If-None-Match: *, GCS ifGenerationMatch=0, exclusive create locally).
+  // Unimplemented where the service cannot do it.
+  bool if_not_exists = false;
+  std::string content_type;
+  // The size the caller will write, when known: lets backends choose single
+  // PUT vs multipart/resumable up front. Unknown: std::nullopt.
+  std::optional<uint64_t> expected_size;
+};
+
+// An object being written. Nothing is visible under the key until Close()
+// succeeds; Abort() (or destruction without Close) discards everything: it
+// cancels the uploads in flight, waits for them, and removes what the
+// service holds (an S3 multipart upload is aborted, a GCS session
+// cancelled), even when the caller's work was cancelled. Close() under a
+// cancelled token (core/cancel.h) commits nothing; once the request that
+// commits has started, it is finished, so the outcome is always known.
+// Not thread-safe: one writer thread at a time.
+class WritableObject {
+ public:
+  virtual ~WritableObject() = default;
+  virtual Status Append(std::string_view data) = 0;
+  // Commits the object, verifying its checksum where the service offers it;
+  // returns what was written.
+  virtual Result<ObjectInfo> Close() = 0;
+  virtual void Abort() = 0;
+  virtual uint64_t bytes_appended() const = 0;
+};
+
+// A per-key outcome of DeleteMany.
+struct DeleteFailure {
+  std::string key;
+  Status status;
+};
+
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+
+  // "s3://bucket/key", "/abs/path", ...: for messages and listings.
+  virtual std::string Describe(std::string_view key) const = 0;
+
+  virtual Result<ObjectInfo> Stat(std::string_view key) = 0;
+  virtual Result<ListPage> List(const ListOptions& options) = 0;
+  virtual Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) = 0;
+  // Opens the object a listing just described (key, size, version), which
+  // may spare the backend the metadata request OpenRead makes; reads fail
+  // with FailedPrecondition if the object changed since. The default is
+  // OpenRead(listed.key).
+  virtual Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed);
+  virtual Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key,
+                                                            const WriteOptions& options = {}) = 0;
+  // Deleting a key that does not exist is OK (as on S3).
+  virtual Status Delete(std::string_view key) = 0;
+  // Deletes every key; returns the keys that failed (empty: all deleted).
+  virtual Result<std::vector<DeleteFailure>> DeleteMany(const std::vector<std::string>& keys);
+  // Server-side copy within the store; Unimplemented where the service has none.
+  virtual Result<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key);
+};
+
+// Convenience over the interface, for small objects and whole listings.
+Result<std::string> ReadAll(ObjectStore& store, std::string_view key);
+Result<ObjectInfo> WriteAll(ObjectStore& store, std::string_view key, std::string_view data,
+                            const WriteOptions& options = {});
+// Every page of a listing, concatenated.
+Result<ListPage> ListAll(ObjectStore& store, ListOptions options);
+
+}  // namespace spool

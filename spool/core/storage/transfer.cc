@@ -1,0 +1,368 @@
+#include "spool/core/storage/transfer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spool/core/cancel.h"
+#include "spool/core/crc32c.h"
+#include "spool/core/storage/local_files.h"
+
+namespace spool {
+
+namespace {
+
+Executor& ExecutorOf(const TransferOptions& options) {
+  return options.executor != nullptr ? *options.executor : DefaultExecutor();
+}
+
+ByteBudget& BudgetOf(const TransferOptions& options) {
+  return options.budget != nullptr ? *options.budget : DefaultByteBudget();
+}
+
+uint64_t PartSizeOf(const TransferOptions& options) { return std::max<uint64_t>(options.part_size, 1); }
+
+size_t ConcurrencyOf(const TransferOptions& options) { return static_cast<size_t>(std::max(options.concurrency, 1)); }
+
+Result<std::unique_ptr<ReadableObject>> OpenSource(ObjectStore& from, std::string_view key,
+                                                   const TransferOptions& options) {
+  if (options.listed && options.listed->key == key) return from.OpenListed(*options.listed);
+  return from.OpenRead(key);
+}
+
+void ReportProgress(const TransferOptions& options, uint64_t bytes) {
+  if (options.on_progress) options.on_progress(bytes);
+}
+
+std::string Hex32(uint32_t value) {
+  char text[9];
+  std::snprintf(text, sizeof(text), "%08x", value);
+  return text;
+}
+
+// The budget one transfer holds for its buffers, released when it ends.
+// Only the first buffer waits for room; later ones are taken only when free
+// right now, so a transfer never blocks while it already holds budget (two
+// transfers each holding half the budget cannot wait on each other).
+class BudgetHold {
+ public:
+  explicit BudgetHold(ByteBudget& budget) : budget_(budget) {}
+  ~BudgetHold() {
+    if (held_ > 0) budget_.Release(held_);
+  }
+  BudgetHold(const BudgetHold&) = delete;
+  BudgetHold& operator=(const BudgetHold&) = delete;
+
+  // Reserves room for one more buffer of `bytes`: the first always (waiting
+  // for it), later ones only when free now. False when none was free.
+  bool AddBuffer(uint64_t bytes) {
+    uint64_t taken = buffers_ == 0 ? budget_.Acquire(bytes) : budget_.TryAcquire(bytes);
+    if (buffers_ > 0 && taken == 0) return false;
+    held_ += taken;
+    ++buffers_;
+    return true;
+  }
+
+  size_t buffers() const { return buffers_; }
+
+ private:
+  ByteBudget& budget_;
+  uint64_t held_ = 0;
+  size_t buffers_ = 0;
+};
+
+// Fills `buffer` from `offset`, or fails with DataLoss if the object ends
+// first (the handle is pinned, so its size cannot shrink legitimately).
+Status ReadExactly(ReadableObject& object, uint64_t offset, std::span<char> buffer, std::string_view url) {
+  size_t filled = 0;
+  while (filled < buffer.size()) {
+    SPOOL_ASSIGN_OR_RETURN(size_t n, object.ReadAt(offset + filled, buffer.subspan(filled)));
+    if (n == 0) {
+      return DataLossError(std::string(url) + ": the object ended at byte " + std::to_string(offset + filled) +
+                           " but its size is " + std::to_string(object.info().size));
+    }
+    filled += n;
+  }
+  return OkStatus();
+}
+
+// A file descriptor closed on scope exit.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() { Close(); }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+  int Close() {
+    int result = fd_ >= 0 ? ::close(fd_) : 0;
+    fd_ = -1;
+    return result;
+  }
+
+ private:
+  int fd_;
+};
+
+// A temporary file removed on scope exit unless it was renamed into place.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(std::string path) : path_(std::move(path)) {}
+  ~TemporaryFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  const std::string& path() const { return path_; }
+  void Release() { path_.clear(); }
+
+ private:
+  std::string path_;
+};
+
+Status WriteAt(int fd, const char* data, size_t size, uint64_t offset, const std::string& path) {
+  while (size > 0) {
+    ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, path, "write at offset " + std::to_string(offset));
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return OkStatus();
+}
+
+Status CheckWrittenChecksum(ObjectStore& to, std::string_view to_key, const ObjectInfo& written, uint32_t crc) {
+  if (!written.crc32c || *written.crc32c == crc) return OkStatus();
+  // The bad object must not stay behind looking like a good copy.
+  to.Delete(to_key).IgnoreError();
+  return DataLossError(to.Describe(to_key) + ": the store reports CRC32C " + Hex32(*written.crc32c) +
+                       " but the bytes sent have " + Hex32(crc) + "; the object was deleted, retry the transfer");
+}
+
+}  // namespace
+
+Result<size_t> ReadParallel(ReadableObject& object, uint64_t offset, std::span<char> buffer,
+                            const TransferOptions& options) {
+  const uint64_t size = object.info().size;
+  if (offset > size) return object.ReadAt(offset, buffer);  // the object's own OutOfRange
+  std::span<char> wanted = buffer.first(std::min<uint64_t>(buffer.size(), size - offset));
+  const uint64_t part_size = PartSizeOf(options);
+  const size_t parts = (wanted.size() + part_size - 1) / part_size;
+  if (parts <= 1) {
+    SPOOL_RETURN_IF_ERROR(ReadExactly(object, offset, wanted, object.info().key));
+    ReportProgress(options, wanted.size());
+    return wanted.size();
+  }
+  // A few workers take parts in order, so at most `concurrency` reads of
+  // this call are in flight whatever the pool size.
+  std::atomic<size_t> next_part{0};
+  TaskGroup group(ExecutorOf(options));
+  const size_t workers = std::min(parts, ConcurrencyOf(options));
+  for (size_t w = 0; w < workers; ++w) {
+    group.Submit([&]() -> Status {
+      for (size_t part = next_part++; part < parts && !group.cancelled(); part = next_part++) {
+        uint64_t begin = part * part_size;
+        std::span<char> range = wanted.subspan(begin, std::min<uint64_t>(part_size, wanted.size() - begin));
+        SPOOL_RETURN_IF_ERROR(ReadExactly(object, offset + begin, range, object.info().key));
+        ReportProgress(options, range.size());
+      }
+      return OkStatus();
+    });
+  }
+  SPOOL_RETURN_IF_ERROR(group.Wait());
+  return wanted.size();
+}
+
+Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, ObjectStore& to,
+                              std::string_view to_key, const TransferOptions& options) {
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> source, OpenSource(from, from_key, options));
+  const ObjectInfo& info = source->info();
+  const std::string source_url = from.Describe(from_key);
+  WriteOptions write = options.write;
+  if (!write.expected_size) write.expected_size = info.size;
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer, to.OpenWrite(to_key, write));
+
+  const CancelToken cancel = CancelToken::Current();
+  // Parts are read ahead in parallel and appended in order. Declaration
+  // order matters: in_flight is destroyed first, and each part's TaskGroup
+  // (its last member) waits for its read before the buffer goes away.
+  struct Part {
+    uint64_t offset = 0;
+    std::string buffer;
+    std::unique_ptr<TaskGroup> reading;
+  };
+  const uint64_t part_size = PartSizeOf(options);
+  const size_t concurrency = ConcurrencyOf(options);
+  BudgetHold hold(BudgetOf(options));
+  std::vector<std::string> spares;  // buffers to reuse: fresh memory is slow
+  std::deque<std::unique_ptr<Part>> in_flight;
+  uint64_t next_offset = 0;
+  uint32_t crc = 0;
+
+  while (next_offset < info.size || !in_flight.empty()) {
+    while (next_offset < info.size && in_flight.size() < concurrency) {
+      if (in_flight.size() == hold.buffers() && !hold.AddBuffer(part_size)) break;
+      auto part = std::make_unique<Part>();
+      part->offset = next_offset;
+      if (!spares.empty()) {
+        part->buffer = std::move(spares.back());
+        spares.pop_back();
+      }
+      part->buffer.resize(std::min<uint64_t>(part_size, info.size - next_offset));
+      part->reading = std::make_unique<TaskGroup>(ExecutorOf(options));
+      Part* raw = part.get();
+      raw->reading->Submit([object = source.get(), raw, &source_url] {
+        return ReadExactly(*object, raw->offset, raw->buffer, source_url);
+      });
+      next_offset += raw->buffer.size();
+      in_flight.push_back(std::move(part));
+    }
+    Part& oldest = *in_flight.front();
+    SPOOL_RETURN_IF_ERROR(oldest.reading->Wait());
+    SPOOL_RETURN_IF_ERROR(cancel.Check("copying " + source_url));
+    crc = crc32c::Extend(crc, oldest.buffer.data(), oldest.buffer.size());
+    SPOOL_RETURN_IF_ERROR(writer->Append(oldest.buffer));
+    ReportProgress(options, oldest.buffer.size());
+    spares.push_back(std::move(oldest.buffer));
+    in_flight.pop_front();
+  }
+
+  if (info.crc32c && *info.crc32c != crc) {
+    writer->Abort();
+    return DataLossError(source_url + ": the bytes read have CRC32C " + Hex32(crc) +
+                         " but the source reports " + Hex32(*info.crc32c) + "; nothing was written, retry the copy");
+  }
+  SPOOL_RETURN_IF_ERROR(cancel.Check("copying " + source_url));  // nothing commits once cancelled
+  SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
+  SPOOL_RETURN_IF_ERROR(CheckWrittenChecksum(to, to_key, written, crc));
+  written.crc32c = crc;
+  return written;
+}
+
+Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to, std::string_view key,
+                              const TransferOptions& options) {
+  const std::string name = path.string();
+  ScopedFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus(errno, name, "open");
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, name, "stat");
+  if (S_ISDIR(st.st_mode)) return FailedPreconditionError(name + " is a directory, not a file");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+
+  WriteOptions write = options.write;
+  write.expected_size = size;
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer, to.OpenWrite(key, write));
+  const uint64_t chunk = std::clamp<uint64_t>(size, 1, PartSizeOf(options));
+  BudgetHold hold(BudgetOf(options));
+  hold.AddBuffer(chunk);
+  std::string buffer(chunk, '\0');
+  uint64_t total = 0;
+  uint32_t crc = 0;
+  const CancelToken cancel = CancelToken::Current();
+  for (;;) {
+    SPOOL_RETURN_IF_ERROR(cancel.Check("uploading " + name));  // the writer aborts as we return
+    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, name, "read at offset " + std::to_string(total));
+    }
+    if (n == 0) break;
+    std::string_view data(buffer.data(), static_cast<size_t>(n));
+    crc = crc32c::Extend(crc, data.data(), data.size());
+    SPOOL_RETURN_IF_ERROR(writer->Append(data));
+    total += data.size();
+    ReportProgress(options, data.size());
+  }
+  if (total != size) {
+    return FailedPreconditionError(name + " changed size while it was uploaded (" + std::to_string(size) +
+                                   " bytes at the start, " + std::to_string(total) + " read); retry when it is stable");
+  }
+  SPOOL_RETURN_IF_ERROR(cancel.Check("uploading " + name));
+  SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
+  SPOOL_RETURN_IF_ERROR(CheckWrittenChecksum(to, key, written, crc));
+  written.crc32c = crc;
+  return written;
+}
+
+Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const std::filesystem::path& path,
+                                const TransferOptions& options) {
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> source, OpenSource(from, key, options));
+  ObjectInfo info = source->info();
+  const std::string source_url = from.Describe(key);
+  const std::string name = path.string();
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return FailedPreconditionError(name + " is a directory; give a file name to download " + from.Describe(key) + " to");
+  }
+  std::filesystem::path folder = path.parent_path();
+  if (!folder.empty()) {
+    std::filesystem::create_directories(folder, error);
+    if (error) return ErrnoStatus(error.value(), folder.string(), "create directory");
+  }
+  TemporaryFile temp((folder / TemporaryNameFor(path.filename().string())).string());
+  ScopedFd fd(::open(temp.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  if (fd.get() < 0) {
+    temp.Release();  // not ours to remove
+    return ErrnoStatus(errno, name, "create a temporary file beside");
+  }
+
+  const uint64_t part_size = PartSizeOf(options);
+  const size_t parts = (info.size + part_size - 1) / part_size;
+  std::vector<uint32_t> part_crcs(parts);
+  BudgetHold hold(BudgetOf(options));
+  size_t workers = 0;
+  while (workers < std::min(parts, ConcurrencyOf(options)) && hold.AddBuffer(std::min(part_size, info.size))) {
+    ++workers;
+  }
+  std::atomic<size_t> next_part{0};
+  TaskGroup group(ExecutorOf(options));
+  for (size_t w = 0; w < workers; ++w) {
+    group.Submit([&]() -> Status {
+      std::string buffer;
+      for (size_t part = next_part++; part < parts && !group.cancelled(); part = next_part++) {
+        SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));
+        uint64_t offset = part * part_size;
+        buffer.resize(std::min(part_size, info.size - offset));
+        SPOOL_RETURN_IF_ERROR(ReadExactly(*source, offset, buffer, source_url));
+        SPOOL_RETURN_IF_ERROR(WriteAt(fd.get(), buffer.data(), buffer.size(), offset, name));
+        part_crcs[part] = crc32c::Value(buffer);
+        ReportProgress(options, buffer.size());
+      }
+      return OkStatus();
+    });
+  }
+  SPOOL_RETURN_IF_ERROR(group.Wait());
+
+  uint32_t crc = 0;
+  for (size_t part = 0; part < parts; ++part) {
+    uint64_t length = std::min(part_size, info.size - part * part_size);
+    crc = crc32c::Combine(crc, part_crcs[part], length);
+  }
+  if (info.crc32c && *info.crc32c != crc) {
+    return DataLossError(from.Describe(key) + ": the bytes downloaded have CRC32C " + Hex32(crc) +
+                         " but the store reports " + Hex32(*info.crc32c) + "; " + name + " was not written, retry");
+  }
+  // The temporary file goes away as we return: nothing partial is left.
+  SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));
+  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, name, "fsync");
+  if (fd.Close() != 0) return ErrnoStatus(errno, name, "close");
+  if (::rename(temp.path().c_str(), name.c_str()) != 0) return ErrnoStatus(errno, name, "rename into place");
+  temp.Release();
+  info.crc32c = crc;
+  return info;
+}
+
+}  // namespace spool

@@ -1,0 +1,65 @@
+// Moving whole objects and files: the building blocks of `spool cp`, the
+// checkpoint manager and the benchmarks.
+//
+// Large objects are read with parallel ranged ReadAt calls and written with
+// one streaming WritableObject (which itself uploads parts in parallel where
+// the backend can), bounded by the ByteBudget. Every function is safe to call
+// from many threads; each call waits for its own work through a TaskGroup.
+//
+// Cancellation: each call runs under the caller's current CancelToken
+// (core/cancel.h). Once it is cancelled a call stops within about a second
+// and commits nothing: the destination writer aborts (an S3 multipart upload
+// is aborted, a GCS session cancelled), a download's temporary file is
+// removed, and the call returns Cancelled.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "spool/core/executor.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
+
+namespace spool {
+
+struct TransferOptions {
+  uint64_t part_size = 16 << 20;  // bytes per ranged read
+  int concurrency = 8;            // ranged reads in flight per object
+  Executor* executor = nullptr;   // default: DefaultExecutor()
+  ByteBudget* budget = nullptr;   // default: DefaultByteBudget()
+  WriteOptions write;             // for the destination object
+  // What a listing said about the source object, when the caller listed it:
+  // opened with OpenListed, a small object is read without a metadata
+  // request first (half the requests for a folder of small files).
+  std::optional<ObjectInfo> listed;
+  // Called from any thread with bytes just moved (for progress bars).
+  std::function<void(uint64_t)> on_progress;
+};
+
+// Reads [offset, offset + buffer.size()) of `object` into `buffer` with
+// parallel ranged reads. Returns the bytes read (short only at the end).
+Result<size_t> ReadParallel(ReadableObject& object, uint64_t offset, std::span<char> buffer,
+                            const TransferOptions& options = {});
+
+// Copies an object between any two stores (or within one), streaming.
+// The checksum of the source (crc32c) is compared with what was written
+// where both sides know it; a mismatch is DataLoss.
+Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, ObjectStore& to,
+                              std::string_view to_key, const TransferOptions& options = {});
+
+// Uploads a local file; returns the stored object's info, including the
+// crc32c computed while reading the file.
+Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to, std::string_view key,
+                              const TransferOptions& options = {});
+
+// Downloads an object to `path` through a temporary file in the same folder,
+// renamed into place only when complete; returns the info with the crc32c
+// computed over the bytes written.
+Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const std::filesystem::path& path,
+                                const TransferOptions& options = {});
+
+}  // namespace spool

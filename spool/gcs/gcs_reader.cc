@@ -1,0 +1,87 @@
+#include "spool/gcs/gcs_reader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+#include "spool/core/crc32c.h"
+
+namespace spool::gcs {
+
+GcsReader::GcsReader(std::shared_ptr<GcsClient> client, ObjectMetadata object, ObjectInfo info,
+                     ReaderOptions options)
+    : client_(std::move(client)), object_(std::move(object)), info_(std::move(info)), options_(options) {}
+
+Status GcsReader::ReadRange(uint64_t offset, std::span<char> out, std::optional<uint32_t>* whole_crc) const {
+  ReadObjectRequest request;
+  request.bucket = object_.bucket;
+  request.name = object_.name;
+  request.if_generation_match = object_.generation;
+  request.offset = offset;
+  request.length = out.size();
+  size_t written = 0;
+  auto result = client_->ReadObject(request, [&](std::string_view data) -> Status {
+    if (data.size() > out.size() - written) {
+      return InternalError("the service sent more bytes than asked for at offset " + std::to_string(offset));
+    }
+    std::memcpy(out.data() + written, data.data(), data.size());
+    written += data.size();
+    return OkStatus();
+  });
+  if (!result.ok()) return result.status();
+  if (written != out.size()) {
+    return DataLossError(GcsClient::Url(object_.bucket, object_.name) + ": the service sent " +
+                         std::to_string(written) + " of " + std::to_string(out.size()) + " bytes at offset " +
+                         std::to_string(offset) + "; read it again");
+  }
+  if (whole_crc) *whole_crc = result->crc32c;
+  return OkStatus();
+}
+
+Result<size_t> GcsReader::ReadAt(uint64_t offset, std::span<char> buffer) {
+  const uint64_t size = object_.size;
+  if (offset > size) {
+    return OutOfRangeError(GcsClient::Url(object_.bucket, object_.name) + ": offset " + std::to_string(offset) +
+                           " is past the end of the object (" + std::to_string(size) + " bytes)");
+  }
+  const size_t length = static_cast<size_t>(std::min<uint64_t>(buffer.size(), size - offset));
+  if (length == 0) return size_t{0};
+  std::span<char> out = buffer.first(length);
+  const bool whole = offset == 0 && length == size;
+  std::optional<uint32_t> expected_crc = object_.crc32c;
+
+  const uint64_t part = std::max<uint64_t>(options_.part_size, 1);
+  if (length <= part || options_.concurrency <= 1) {
+    std::optional<uint32_t> header_crc;
+    SPOOL_RETURN_IF_ERROR(ReadRange(offset, out, &header_crc));
+    if (header_crc) expected_crc = header_crc;  // x-goog-hash of the same generation
+  } else {
+    const size_t parts = static_cast<size_t>((length + part - 1) / part);
+    std::atomic<size_t> next{0};
+    TaskGroup group(options_.executor ? *options_.executor : DefaultExecutor());
+    const int workers = std::min<int>(options_.concurrency, static_cast<int>(parts));
+    for (int w = 0; w < workers; ++w) {
+      group.Submit([&]() -> Status {
+        for (size_t i = next++; i < parts && !group.cancelled(); i = next++) {
+          const uint64_t begin = i * part;
+          const size_t n = static_cast<size_t>(std::min<uint64_t>(part, length - begin));
+          SPOOL_RETURN_IF_ERROR(ReadRange(offset + begin, out.subspan(begin, n), nullptr));
+        }
+        return OkStatus();
+      });
+    }
+    SPOOL_RETURN_IF_ERROR(group.Wait());
+  }
+  if (whole && expected_crc) {
+    const uint32_t actual = crc32c::Value(out.data(), out.size());
+    if (actual != *expected_crc) {
+      return DataLossError(GcsClient::Url(object_.bucket, object_.name) + ": CRC32C of the bytes read (" +
+                           crc32c::ToBase64(actual) + ") differs from the object's (" +
+                           crc32c::ToBase64(*expected_crc) + "); the data was corrupted in transit, read it again");
+    }
+  }
+  return length;
+}
+
+}  // namespace spool::gcs

@@ -1,0 +1,39 @@
+// The ReadableObject of GcsStore: one object generation, read with ranged
+// downloads (several in parallel for a large ReadAt). Thread-safe.
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "spool/core/executor.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/gcs/client.h"
+
+namespace spool::gcs {
+
+struct ReaderOptions {
+  uint64_t part_size = 8ull << 20;
+  int concurrency = 8;
+  Executor* executor = nullptr;  // default: DefaultExecutor()
+};
+
+class GcsReader : public ReadableObject {
+ public:
+  GcsReader(std::shared_ptr<GcsClient> client, ObjectMetadata object, ObjectInfo info, ReaderOptions options);
+
+  const ObjectInfo& info() const override { return info_; }
+  // Ranges are pinned to the generation seen at open (FailedPrecondition
+  // once it is replaced). A ReadAt that covers the whole object is checked
+  // against its CRC32C: DataLoss on a mismatch.
+  Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override;
+
+ private:
+  Status ReadRange(uint64_t offset, std::span<char> out, std::optional<uint32_t>* whole_crc) const;
+
+  std::shared_ptr<GcsClient> client_;
+  ObjectMetadata object_;
+  ObjectInfo info_;
+  ReaderOptions options_;
+};
+
+}  // namespace spool::gcs

@@ -1,0 +1,186 @@
+#include "spool/gcs/gcs_store.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <utility>
+
+#include "spool/core/log.h"
+#include "spool/gcs/default_credentials.h"
+#include "spool/gcs/gcs_reader.h"
+#include "spool/gcs/gcs_writer.h"
+
+namespace spool::gcs {
+
+ObjectInfo ToObjectInfo(const ObjectMetadata& object) {
+  ObjectInfo info;
+  info.key = object.name;
+  info.size = object.size;
+  info.version = std::to_string(object.generation);
+  info.crc32c = object.crc32c;
+  info.md5_base64 = object.md5_base64;
+  info.updated = object.updated;
+  return info;
+}
+
+Result<std::shared_ptr<GcsStore>> GcsStore::Open(GcsStoreOptions options) {
+  if (options.bucket.empty()) return InvalidArgumentError("a gs:// URL needs a bucket name: gs://BUCKET/KEY");
+  bool emulator = false;
+  if (options.endpoint.empty()) {
+    if (const char* host = std::getenv("STORAGE_EMULATOR_HOST"); host != nullptr && *host != '\0') {
+      const std::string value = host;
+      options.endpoint = value.find("://") == std::string::npos ? "http://" + value : value;
+      emulator = true;
+    } else {
+      options.endpoint = std::string(kDefaultEndpoint);
+    }
+  }
+  if (!options.transport) options.transport = MakeCurlTransport(options.http);
+  if (!options.credentials) {
+    if (options.anonymous || emulator) {
+      options.credentials = MakeAnonymousCredentials();
+    } else {
+      auto found = FindDefaultCredentials(options.transport);
+      if (!found.ok()) return found.status().WithContext("open gs://" + options.bucket);
+      options.credentials = *std::move(found);
+    }
+  }
+  ClientOptions client;
+  client.endpoint = options.endpoint;
+  client.transport = options.transport;
+  client.credentials = options.credentials;
+  client.retry = options.retry;
+  auto store = std::shared_ptr<GcsStore>(new GcsStore(std::move(options), std::make_shared<GcsClient>(client)));
+  log::Write(log::Level::kInfo, "gcs", "gs://" + store->bucket() + ": " + store->DescribeAccess());
+  return store;
+}
+
+GcsStore::GcsStore(GcsStoreOptions options, std::shared_ptr<GcsClient> client)
+    : options_(std::move(options)), client_(std::move(client)) {}
+
+std::string GcsStore::DescribeAccess() const {
+  return "endpoint " + options_.endpoint + ", credentials: " + options_.credentials->Describe();
+}
+
+std::string GcsStore::Describe(std::string_view key) const { return GcsClient::Url(options_.bucket, key); }
+
+Result<ObjectInfo> GcsStore::Stat(std::string_view key) {
+  SPOOL_ASSIGN_OR_RETURN(ObjectMetadata object, client_->GetObject(options_.bucket, key));
+  return ToObjectInfo(object);
+}
+
+Result<ListPage> GcsStore::List(const ListOptions& options) {
+  ListObjectsRequest request;
+  request.prefix = options.prefix;
+  request.delimiter = options.delimiter;
+  request.page_token = options.page_token;
+  request.max_results = options.max_keys;
+  SPOOL_ASSIGN_OR_RETURN(ObjectListPage page, client_->ListObjects(options_.bucket, request));
+  ListPage out;
+  out.objects.reserve(page.items.size());
+  for (const auto& item : page.items) out.objects.push_back(ToObjectInfo(item));
+  out.common_prefixes = std::move(page.prefixes);
+  out.next_page_token = std::move(page.next_page_token);
+  return out;
+}
+
+Result<std::unique_ptr<ReadableObject>> GcsStore::OpenRead(std::string_view key) {
+  SPOOL_ASSIGN_OR_RETURN(ObjectMetadata object, client_->GetObject(options_.bucket, key));
+  ObjectInfo info = ToObjectInfo(object);
+  ReaderOptions reader{options_.read_part_size, options_.read_concurrency, options_.executor};
+  return std::unique_ptr<ReadableObject>(new GcsReader(client_, std::move(object), std::move(info), reader));
+}
+
+Result<std::unique_ptr<GcsWriter>> GcsStore::MakeWriter(std::string_view key, const WriteOptions& options,
+                                                        bool resumable) {
+  WriterSettings settings;
+  settings.resumable_threshold = options_.resumable_threshold;
+  settings.resumable.chunk_size = options_.chunk_size;
+  settings.resumable.chunks_in_flight = options_.chunks_in_flight;
+  settings.resumable.executor = options_.executor;
+  settings.resumable.budget = options_.budget;
+  settings.resumable.retry = options_.retry;
+  return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), options, settings, resumable);
+}
+
+Result<std::unique_ptr<WritableObject>> GcsStore::OpenWrite(std::string_view key, const WriteOptions& options) {
+  SPOOL_ASSIGN_OR_RETURN(auto writer, MakeWriter(key, options, /*resumable=*/false));
+  return std::unique_ptr<WritableObject>(std::move(writer));
+}
+
+Result<std::unique_ptr<GcsWriter>> GcsStore::OpenResumableWrite(std::string_view key, const WriteOptions& options) {
+  return MakeWriter(key, options, /*resumable=*/true);
+}
+
+Result<std::unique_ptr<GcsWriter>> GcsStore::ResumeWrite(std::string_view key, const ResumableUploadState& state) {
+  WriterSettings settings;
+  settings.resumable_threshold = options_.resumable_threshold;
+  settings.resumable.chunk_size = options_.chunk_size;
+  settings.resumable.chunks_in_flight = options_.chunks_in_flight;
+  settings.resumable.executor = options_.executor;
+  settings.resumable.budget = options_.budget;
+  settings.resumable.retry = options_.retry;
+  return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), WriteOptions{}, settings,
+                               /*resumable=*/true, state);
+}
+
+Status GcsStore::Delete(std::string_view key) {
+  // One unconditional attempt first (the common case: one request). If its
+  // fate is unknown, retries go only under ifGenerationMatch of what is
+  // there now, so that no retry removes an object written after we looked.
+  Status first = client_->DeleteObject(options_.bucket, key, Preconditions{}, Idempotency::kNonIdempotent);
+  if (first.ok() || first.code() == StatusCode::kNotFound) return OkStatus();
+  if (!IsRetryable(first)) return first;
+  for (int round = 0; round < 3; ++round) {
+    auto current = client_->GetObject(options_.bucket, key);
+    if (!current.ok()) {
+      return current.status().code() == StatusCode::kNotFound ? OkStatus() : current.status();
+    }
+    Preconditions unchanged;
+    unchanged.if_generation_match = current->generation;
+    Status status = client_->DeleteObject(options_.bucket, key, unchanged, Idempotency::kIdempotent);
+    if (status.ok() || status.code() == StatusCode::kNotFound) return OkStatus();
+    if (status.remote().http_status != 412) return status;
+  }
+  return Status(StatusCode::kUnavailable,
+                "delete " + Describe(key) + ": the object kept being replaced while deleting it; try again");
+}
+
+Result<std::vector<DeleteFailure>> GcsStore::DeleteMany(const std::vector<std::string>& keys) {
+  std::vector<DeleteFailure> failures;
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  TaskGroup group(options_.executor ? *options_.executor : DefaultExecutor());
+  const size_t workers = std::min<size_t>(keys.size(), 16);
+  for (size_t w = 0; w < workers; ++w) {
+    group.Submit([&]() -> Status {
+      for (size_t i = next++; i < keys.size(); i = next++) {
+        Status status = Delete(keys[i]);
+        if (!status.ok()) {
+          std::lock_guard lock(mu);
+          failures.push_back({keys[i], status});
+        }
+      }
+      return OkStatus();
+    });
+  }
+  SPOOL_RETURN_IF_ERROR(group.Wait());
+  return failures;
+}
+
+Result<ObjectInfo> GcsStore::Copy(std::string_view from_key, std::string_view to_key) {
+  SPOOL_ASSIGN_OR_RETURN(ObjectMetadata source, client_->GetObject(options_.bucket, from_key));
+  std::string token;
+  for (;;) {
+    SPOOL_ASSIGN_OR_RETURN(RewriteProgress progress,
+                           client_->RewriteObject(options_.bucket, from_key, source.generation, options_.bucket,
+                                                  to_key, token, Preconditions{}));
+    if (progress.done) {
+      if (!progress.resource) return InternalError("copy to " + Describe(to_key) + ": done without an object");
+      return ToObjectInfo(*progress.resource);
+    }
+    token = std::move(progress.rewrite_token);
+  }
+}
+
+}  // namespace spool::gcs

@@ -1,0 +1,228 @@
+#include "spool/gcs/resumable_upload.h"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+#include "spool/core/crc32c.h"
+
+namespace spool::gcs {
+
+std::string ResumableUploadState::Serialize() const {
+  return "spool-gcs-resumable-v1 " + std::to_string(committed) + " " + std::to_string(crc32c) + " " + session_uri;
+}
+
+Result<ResumableUploadState> ResumableUploadState::Parse(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::string magic;
+  ResumableUploadState state;
+  if (!(in >> magic >> state.committed >> state.crc32c >> state.session_uri) || magic != "spool-gcs-resumable-v1") {
+    return InvalidArgumentError("not a saved GCS resumable upload (expected \"spool-gcs-resumable-v1 ...\")");
+  }
+  return state;
+}
+
+ResumableUpload::ResumableUpload(GcsClient& client, std::string url, ResumableUploadState state,
+                                 ResumableUploadOptions options)
+    : client_(client),
+      url_(std::move(url)),
+      session_uri_(std::move(state.session_uri)),
+      options_(options),
+      executor_(options.executor ? *options.executor : DefaultExecutor()),
+      budget_(options.budget ? *options.budget : DefaultByteBudget()),
+      chunk_size_(std::max(kChunkGranularity, options.chunk_size / kChunkGranularity * kChunkGranularity)),
+      fill_begin_(state.committed),
+      crc_all_(state.crc32c),
+      crc_handed_(state.crc32c),
+      committed_(state.committed) {}
+
+ResumableUpload::~ResumableUpload() {
+  cancel_.Cancel();
+  WaitForPending(0);
+}
+
+Status ResumableUpload::FirstError() {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void ResumableUpload::WaitForPending(size_t limit) {
+  std::unique_lock lock(mu_);
+  // Waiting for nothing pending also means waiting for the sender task to
+  // be gone, so that `this` may be destroyed.
+  auto done = [&] {
+    if (!error_.ok() || limit == 0) return !draining_;
+    return pending_.size() <= limit;
+  };
+  while (!done()) {
+    lock.unlock();
+    // Run queued work (perhaps our own sender) instead of blocking a pool
+    // thread; when the queue is empty the sender is running and will signal.
+    const bool ran = executor_.RunOne();
+    lock.lock();
+    if (!ran) changed_.wait(lock, done);
+  }
+}
+
+void ResumableUpload::StartFill() {
+  if (fill_reservation_.bytes > 0) return;
+  // A writer must not block on the budget while its own pending chunks hold
+  // bytes of it: take the bytes if they are free now, else let the pending
+  // chunks finish first and then wait.
+  uint64_t taken = budget_.TryAcquire(chunk_size_);
+  if (taken == 0) {
+    WaitForPending(0);
+    taken = budget_.Acquire(chunk_size_);
+  }
+  fill_reservation_ = Reservation(&budget_, taken);
+  fill_.reserve(chunk_size_);
+}
+
+Status ResumableUpload::Append(std::string_view data) {
+  if (finished_) return FailedPreconditionError("append to " + url_ + " after it was finished or suspended");
+  SPOOL_RETURN_IF_ERROR(FirstError());
+  crc_all_ = crc32c::Extend(crc_all_, data.data(), data.size());
+  while (!data.empty()) {
+    if (fill_.empty()) StartFill();
+    const size_t n = std::min<size_t>(data.size(), chunk_size_ - fill_.size());
+    fill_.append(data.data(), n);
+    data.remove_prefix(n);
+    if (fill_.size() == chunk_size_) {
+      HandOver(fill_.size());
+      SPOOL_RETURN_IF_ERROR(FirstError());
+    }
+  }
+  return OkStatus();
+}
+
+void ResumableUpload::HandOver(size_t bytes) {
+  Chunk chunk;
+  chunk.begin = fill_begin_;
+  if (bytes == fill_.size()) {
+    chunk.data = std::move(fill_);
+    fill_.clear();
+  } else {
+    chunk.data.assign(fill_, 0, bytes);
+    fill_.erase(0, bytes);
+  }
+  chunk.reservation = std::move(fill_reservation_);
+  crc_handed_ = crc32c::Extend(crc_handed_, chunk.data.data(), chunk.data.size());
+  fill_begin_ += bytes;
+  WaitForPending(static_cast<size_t>(std::max(options_.chunks_in_flight, 1)) - 1);
+  std::lock_guard lock(mu_);
+  if (!error_.ok()) return;
+  pending_.push_back(std::move(chunk));
+  if (!draining_) {
+    draining_ = true;
+    CancelScope scope(cancel_.token());
+    executor_.Submit([this] { Drain(); });
+  }
+}
+
+void ResumableUpload::Drain() {
+  std::unique_lock lock(mu_);
+  while (!pending_.empty() && error_.ok()) {
+    const Chunk& chunk = pending_.front();  // stays put: only this task pops
+    lock.unlock();
+    Status status = SendChunk(chunk, /*last=*/false, std::nullopt);
+    lock.lock();
+    if (!status.ok()) {
+      error_ = status;
+      pending_.clear();
+    } else {
+      pending_.pop_front();
+    }
+    changed_.notify_all();
+  }
+  draining_ = false;
+  changed_.notify_all();
+}
+
+Status ResumableUpload::SendChunk(const Chunk& chunk, bool last, std::optional<uint32_t> crc) {
+  const uint64_t end = chunk.begin + chunk.data.size();
+  const std::optional<uint64_t> total = last ? std::optional<uint64_t>(end) : std::nullopt;
+  bool ask_first = false;
+  auto record = [&](const UploadStatus& status) {
+    std::lock_guard lock(mu_);
+    committed_ = status.committed;
+    if (status.object) object_ = status.object;
+  };
+  auto progress = [&] {
+    std::lock_guard lock(mu_);
+    return std::make_pair(committed_, object_.has_value());
+  };
+  const std::string what = "upload bytes " + std::to_string(chunk.begin) + "-" + std::to_string(end) + " of " + url_;
+  // The resumable protocol makes resending safe: the session says what it
+  // has, and only the rest is sent again.
+  Status status = Retry(options_.retry, Idempotency::kIdempotent, what, [&]() -> Status {
+    if (ask_first) {
+      SPOOL_ASSIGN_OR_RETURN(UploadStatus status, client_.QueryUpload(session_uri_, total));
+      record(status);
+      ask_first = false;
+    }
+    for (;;) {
+      auto [committed, done] = progress();
+      if (done || (!last && committed >= end)) return OkStatus();
+      if (committed < chunk.begin) {
+        return DataLossError("the upload session of " + url_ + " holds " + std::to_string(committed) +
+                             " bytes, fewer than the " + std::to_string(chunk.begin) +
+                             " it confirmed before; start the upload again");
+      }
+      auto answer = client_.UploadChunk(session_uri_, committed,
+                                        std::string_view(chunk.data).substr(committed - chunk.begin), total,
+                                        last ? crc : std::nullopt);
+      if (!answer.ok()) {
+        ask_first = true;
+        return answer.status();
+      }
+      record(*answer);
+      if (last && !answer->object && answer->committed == end && committed == end) {
+        return InternalError(url_ + ": the session has every byte but did not commit the object");
+      }
+    }
+  });
+  if (status.code() == StatusCode::kFailedPrecondition && status.remote().http_status == 410) {
+    return Status(status.code(), url_ + ": the resumable upload session expired or was cancelled; start the "
+                                        "upload again (" + status.message() + ")")
+        .WithRemote(status.remote());
+  }
+  return status;
+}
+
+Result<ObjectMetadata> ResumableUpload::Finish() {
+  if (finished_) return FailedPreconditionError("finish " + url_ + " twice");
+  finished_ = true;
+  WaitForPending(0);
+  SPOOL_RETURN_IF_ERROR(FirstError());
+  Chunk last;
+  last.begin = fill_begin_;
+  last.data = std::move(fill_);
+  SPOOL_RETURN_IF_ERROR(SendChunk(last, /*last=*/true, crc_all_));
+  fill_reservation_ = Reservation();
+  std::lock_guard lock(mu_);
+  if (!object_) return InternalError(url_ + ": the upload ended without an object");
+  return *object_;
+}
+
+Result<ResumableUploadState> ResumableUpload::Suspend() {
+  if (finished_) return FailedPreconditionError("suspend " + url_ + " after it was finished");
+  finished_ = true;
+  const size_t whole = fill_.size() / kChunkGranularity * kChunkGranularity;
+  if (whole > 0) HandOver(whole);
+  WaitForPending(0);
+  SPOOL_RETURN_IF_ERROR(FirstError());
+  fill_reservation_ = Reservation();
+  std::lock_guard lock(mu_);
+  return ResumableUploadState{session_uri_, committed_, crc_handed_};
+}
+
+Status ResumableUpload::Cancel() {
+  finished_ = true;
+  cancel_.Cancel();
+  WaitForPending(0);
+  fill_reservation_ = Reservation();
+  CancelScope cleanup(CancelToken::Process());
+  return client_.CancelUpload(session_uri_);
+}
+
+}  // namespace spool::gcs

@@ -1,0 +1,84 @@
+// Sequential reading of one object in large chunks with read-ahead: the I/O
+// layer under RecordReader, usable on its own by anything that streams an
+// object front to back.
+//
+// Chunks of `chunk_size` bytes are fetched with ReadableObject::ReadAt on the
+// executor, up to `read_ahead` bytes beyond the chunk being consumed, so a
+// reader makes one request per chunk, never one per record. Buffers are
+// reused from chunk to chunk.
+//
+// Memory: every read-ahead chunk takes its bytes from the ByteBudget with
+// TryAcquire and is not issued while the budget is full; the chunk needed
+// right now is always fetched (with the budget's bytes if it has them), so a
+// reader never waits on buffers another reader holds. Peak memory is thus the
+// budget plus at most one chunk per open reader.
+//
+// Threading: one consumer thread at a time. A chunk still queued when the
+// consumer needs it is fetched on the consumer's thread instead, so waiting
+// never depends on a free executor thread (no deadlock when the consumer is
+// itself an executor task). The destructor cancels the reader's requests in
+// flight (core/cancel.h) and queued fetches, and waits for running ones.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spool/core/cancel.h"
+#include "spool/core/executor.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/records/stealable_task.h"
+
+namespace spool::records {
+
+struct ReadAheadOptions {
+  uint64_t chunk_size = 4 << 20;   // bytes per ReadAt
+  uint64_t read_ahead = 16 << 20;  // bytes fetched ahead; 0 = fetch on the caller's thread only
+  Executor* executor = nullptr;    // default: DefaultExecutor()
+  ByteBudget* budget = nullptr;    // default: DefaultByteBudget()
+};
+
+class ChunkReader {
+ public:
+  // Reads [start, end) of `object`; `url` names it in error messages.
+  ChunkReader(std::shared_ptr<ReadableObject> object, std::string url, uint64_t start, uint64_t end,
+              const ReadAheadOptions& options);
+  ~ChunkReader();
+  ChunkReader(const ChunkReader&) = delete;
+  ChunkReader& operator=(const ChunkReader&) = delete;
+
+  // The next chunk; empty at the end. The bytes stay valid until the next
+  // call. Errors name the URL and the offset of the failed read.
+  Result<std::span<const char>> Next();
+
+  // Object offset of the first byte the next Next() returns.
+  uint64_t position() const { return position_; }
+  // Bytes received from the store so far.
+  uint64_t bytes_fetched() const { return bytes_fetched_; }
+
+ private:
+  struct Fetch;
+  void Issue(bool needed_now);
+  void TopUp();
+  void Recycle(std::shared_ptr<Fetch> fetch);
+  static Status Run(Fetch& fetch, ReadableObject& object);
+
+  std::shared_ptr<ReadableObject> object_;
+  std::string url_;
+  CancelSource cancel_;  // the read-ahead's requests; cancelled by the destructor
+  uint64_t position_;     // next byte handed out
+  uint64_t issue_offset_;  // next byte to request
+  uint64_t end_;
+  ReadAheadOptions options_;
+  size_t max_in_flight_;
+  std::deque<std::shared_ptr<Fetch>> in_flight_;
+  std::shared_ptr<Fetch> current_;
+  std::vector<std::unique_ptr<char[]>> spare_buffers_;
+  uint64_t bytes_fetched_ = 0;
+};
+
+}  // namespace spool::records

@@ -1,0 +1,135 @@
+#include "spool/records/loader/data_loader.h"
+
+#include <algorithm>
+
+#include "spool/records/loader/pipeline.h"
+
+namespace spool {
+namespace {
+
+Status CheckOptions(const DataLoaderOptions& options) {
+  auto bad = [](std::string what) { return InvalidArgumentError("data loader option " + what); };
+  if (options.batch_size == 0) return bad("batch_size must be at least 1");
+  if (options.interleave < 1) return bad("interleave must be at least 1");
+  if (options.interleave_block < 1) return bad("interleave_block must be at least 1");
+  if (options.prefetch_batches < 1) return bad("prefetch_batches must be at least 1");
+  if (options.prefetch_shards < 0) return bad("prefetch_shards must not be negative");
+  if (options.fetch_chunk == 0) return bad("fetch_chunk must be at least 1 byte");
+  if (options.local_workers < 1 || options.local_worker < 0 || options.local_worker >= options.local_workers) {
+    return bad("local_worker must be in [0, local_workers)");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker,
+                       std::shared_ptr<std::vector<loader::ShardInfo>> shards)
+    : options_(std::move(options)), worker_(std::move(worker)), shards_(std::move(shards)),
+      counters_(std::make_shared<loader::CounterBlock>()) {}
+
+DataLoader::~DataLoader() { Close(); }
+
+Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) {
+  SPOOL_RETURN_IF_ERROR(CheckOptions(options));
+  Executor& executor = options.executor ? *options.executor : DefaultExecutor();
+  SPOOL_ASSIGN_OR_RETURN(WorkerIdentity worker,
+                         ResolveWorker(options.rank, options.world_size, ProcessEnvironment()));
+  SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options, executor));
+  // Record counts let the plan balance workers by records. Index files give
+  // them cheaply; reading every shard is paid only when it must be: fewer
+  // shards than workers.
+  const uint64_t workers = static_cast<uint64_t>(worker.world_size) * options.local_workers;
+  const bool all_known = std::all_of(shards.begin(), shards.end(), [](const auto& s) { return s.records.has_value(); });
+  const bool indexed = std::all_of(shards.begin(), shards.end(),
+                                   [](const auto& s) { return s.records || !s.index_key.empty(); });
+  if (!all_known && (indexed || shards.size() < workers)) {
+    SPOOL_RETURN_IF_ERROR(
+        loader::LoadCounts(shards, executor, options.bad_shard_policy == BadShardPolicy::kSkip));
+  }
+  std::unique_ptr<DataLoader> loader(new DataLoader(
+      std::move(options), worker, std::make_shared<std::vector<loader::ShardInfo>>(std::move(shards))));
+  LoaderState start;
+  start.seed = loader->options_.seed;
+  start.worker = loader->worker_index();
+  start.workers = workers;
+  SPOOL_RETURN_IF_ERROR(loader->Start(start));
+  return loader;
+}
+
+uint64_t DataLoader::worker_index() const {
+  return static_cast<uint64_t>(worker_.rank) * options_.local_workers + options_.local_worker;
+}
+
+Status DataLoader::Start(const LoaderState& state) {
+  loader::Pipeline::Config config;
+  config.options = options_;
+  config.worker = state.worker;
+  config.workers = state.workers;
+  config.shards = shards_;
+  config.counters = counters_;
+  auto pipeline = std::make_shared<loader::Pipeline>(std::move(config));
+  pipeline->SetPaused(paused_);  // a Resume keeps the pause
+  Status started = pipeline->Start(state);
+  if (!started.ok()) {
+    pipeline->Close();
+    return started;
+  }
+  if (pipeline_) pipeline_->Close();
+  pipeline_ = std::move(pipeline);
+  return OkStatus();
+}
+
+Result<std::optional<Batch>> DataLoader::Next() { return pipeline_->Next(); }
+
+LoaderState DataLoader::State() const { return pipeline_->State(); }
+
+Status DataLoader::Resume(const LoaderState& state) {
+  if (!options_.deterministic) {
+    return FailedPreconditionError("Resume needs deterministic mode: with deterministic = false the record "
+                                   "order depends on timing and cannot be replayed");
+  }
+  const LoaderState here = State();
+  if (state.seed != here.seed || state.worker != here.worker || state.workers != here.workers) {
+    return InvalidArgumentError("loader state (seed " + std::to_string(state.seed) + ", worker " +
+                                std::to_string(state.worker) + " of " + std::to_string(state.workers) +
+                                ") does not belong to this loader (seed " + std::to_string(here.seed) +
+                                ", worker " + std::to_string(here.worker) + " of " +
+                                std::to_string(here.workers) + "); resume with the same seed and job shape");
+  }
+  return Start(state);
+}
+
+void DataLoader::PausePrefetch(bool paused) {
+  paused_ = paused;
+  pipeline_->SetPaused(paused);
+}
+
+void DataLoader::Close() {
+  if (pipeline_) pipeline_->Close();
+}
+
+LoaderCounters DataLoader::Counters() const {
+  const loader::CounterBlock& c = *counters_;
+  LoaderCounters out;
+  out.records = c.records.load();
+  out.bytes = c.bytes.load();
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c.opened).count();
+  if (out.seconds > 0) {
+    out.records_per_second = static_cast<double>(out.records) / out.seconds;
+    out.bytes_per_second = static_cast<double>(out.bytes) / out.seconds;
+  }
+  out.wait_seconds = static_cast<double>(c.wait_nanos.load()) / 1e9;
+  out.object_bytes = c.object_bytes.load();
+  const RetryTotals retries = ProcessRetryTotals();
+  out.retries = retries.retries - c.retries_at_open.retries;
+  out.throttles = retries.throttles - c.retries_at_open.throttles;
+  out.skipped_records = c.skipped_records.load();
+  out.skipped_shards = c.skipped_shards.load();
+  out.buffered_bytes = pipeline_ ? pipeline_->buffered_bytes() : 0;
+  out.peak_buffered_bytes = c.peak_buffered.load();
+  out.budget_overruns = c.budget_overruns.load();
+  return out;
+}
+
+}  // namespace spool

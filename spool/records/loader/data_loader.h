@@ -1,0 +1,149 @@
+// DataLoader: streams a dataset of TFRecord shards from any ObjectStore into
+// a training loop -- split over the workers of a distributed job, shuffled,
+// batched, prefetched within a memory budget, and resumable mid-epoch.
+//
+//   DataLoaderOptions options;
+//   options.inputs = {"s3://bucket/train.manifest.json"};
+//   options.batch_size = 256;
+//   SPOOL_ASSIGN_OR_RETURN(auto loader, DataLoader::Open(options));
+//   if (checkpoint) SPOOL_RETURN_IF_ERROR(loader->Resume(*LoaderState::Decode(saved)));
+//   while (true) {
+//     SPOOL_ASSIGN_OR_RETURN(std::optional<Batch> batch, loader->Next());
+//     if (!batch) break;                    // every epoch delivered
+//     Train(*batch);
+//     if (time_to_checkpoint) Save(loader->State().Encode());
+//   }
+//
+// Order: each epoch the shards are ordered from (seed, epoch) and split over
+// the workers (plan.h); a worker reads `interleave` of its segments at once,
+// taking `interleave_block` records from each in turn, passes them through a
+// shuffle buffer seeded from (seed, epoch, worker) and cuts batches. The
+// sequence depends only on the inputs, seed, epoch, worker identity and the
+// [order] options -- never on timing: the parallel part only prefetches.
+// Batches never span epochs.
+//
+// Prefetch: fetch tasks on the executor read the open shards (each reader
+// with its own read-ahead), decompress and parse, a few records' worth of
+// bytes at a time; the assembler (run by whichever thread brings new data or
+// takes a batch) moves records into the shuffle buffer and ready batches,
+// keeping up to prefetch_batches ready. Everything held is counted against
+// memory_budget; when it is full, fetching pauses until batches are taken.
+// Nothing spins: waiting threads sleep on condition variables.
+//
+// Resume: State() is (seed, epoch, records delivered in the epoch, worker).
+// Resume(state) replays the record order on record numbers only -- no data
+// is read for it when record counts are known (manifest or index files) --
+// then reads just the records that were in the shuffle buffer and continues
+// each open shard at its record (SeekToRecord: a jump with an index file,
+// else records are read and dropped undecoded). Without known counts, the
+// shards this worker reached in the epoch are counted by reading them once.
+//
+// Errors: Open fails for bad inputs (a missing manifest shard included).
+// Next() returns, after the batches ready before it, the first error of the
+// epoch (it names the shard URL and byte offset); with BadShardPolicy::kSkip
+// bad shards are cut short instead and counted. Close() (or destruction)
+// returns promptly: it stops fetching, wakes a waiting Next() (which then
+// returns Cancelled), cancels the requests in flight and waits for every
+// task the loader started; none runs after Close() returns.
+//
+// Threading: Next, State, Resume and Counters are called from one consumer
+// thread at a time; Close and Counters may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spool/core/status.h"
+#include "spool/records/example.pb.h"
+#include "spool/records/loader/inputs.h"
+#include "spool/records/loader/loader_state.h"
+#include "spool/records/loader/options.h"
+#include "spool/records/loader/worker_env.h"
+
+namespace spool {
+
+struct Batch {
+  uint64_t epoch = 0;
+  std::vector<std::string> records;           // payloads, in delivery order
+  std::vector<tensorflow::Example> examples;  // parsed records, with parse_examples
+};
+
+// Totals since Open; rates over the time since Open.
+struct LoaderCounters {
+  uint64_t records = 0;             // delivered by Next()
+  uint64_t bytes = 0;               // payload bytes delivered
+  double seconds = 0;               // since Open
+  double records_per_second = 0;
+  double bytes_per_second = 0;
+  double wait_seconds = 0;          // time Next() waited for data: the input-bound figure
+  uint64_t object_bytes = 0;        // bytes read from the store (compressed, if so)
+  // Requests the stores' retry loop repeated since Open, and how many of
+  // those were throttling (429, 503, SlowDown). Process-wide: they include
+  // other users of spool in this process.
+  uint64_t retries = 0;
+  uint64_t throttles = 0;
+  uint64_t skipped_records = 0;     // known records lost to bad shards (kSkip)
+  uint64_t skipped_shards = 0;      // shards cut short (kSkip)
+  uint64_t buffered_bytes = 0;      // held now: records, batches, read-ahead
+  uint64_t peak_buffered_bytes = 0;
+  uint64_t budget_overruns = 0;     // fetches let past a full budget to avoid a stall
+};
+
+namespace loader {
+class Pipeline;
+struct CounterBlock;
+}  // namespace loader
+
+class DataLoader {
+ public:
+  // Resolves the inputs and the worker identity and starts prefetching
+  // epoch 0. InvalidArgument for bad options, NotFound/DataLoss for inputs
+  // that are missing or do not match their manifest.
+  static Result<std::unique_ptr<DataLoader>> Open(DataLoaderOptions options);
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  // The next batch; std::nullopt once every epoch has been delivered.
+  Result<std::optional<Batch>> Next();
+
+  // Where the consumer is: what a checkpoint stores.
+  LoaderState State() const;
+  // Continues from `state` (taken by a loader with the same inputs and
+  // [order] options): the batches after it are exactly those an
+  // uninterrupted run delivers after that point. InvalidArgument for a state
+  // of another seed or worker.
+  Status Resume(const LoaderState& state);
+
+  // Paused, the loader starts no read-ahead: a checkpoint saved before a
+  // preemption gets the network and the CPU. Next() still fetches what it
+  // needs, so a paused loader is slower, never stuck. Thread-safe.
+  void PausePrefetch(bool paused);
+
+  // Stops prefetching, wakes a waiting Next() and waits for the loader's
+  // tasks (their requests are cancelled). Idempotent; thread-safe.
+  void Close();
+
+  LoaderCounters Counters() const;
+  const WorkerIdentity& worker() const { return worker_; }
+  const std::vector<loader::ShardInfo>& shards() const { return *shards_; }
+
+ private:
+  DataLoader(DataLoaderOptions options, WorkerIdentity worker,
+             std::shared_ptr<std::vector<loader::ShardInfo>> shards);
+  Status Start(const LoaderState& state);
+  uint64_t worker_index() const;
+
+  DataLoaderOptions options_;
+  WorkerIdentity worker_;
+  std::shared_ptr<std::vector<loader::ShardInfo>> shards_;
+  std::shared_ptr<loader::CounterBlock> counters_;
+  std::shared_ptr<loader::Pipeline> pipeline_;
+  std::atomic<bool> paused_{false};
+};
+
+}  // namespace spool

@@ -1,0 +1,55 @@
+// From the user's inputs (URLs, globs, dataset manifests) to the list of
+// shards a DataLoader reads, with what is known about each.
+//
+// - A URL names one shard.
+// - A glob ('*' and '?' within one path segment, '**' across segments,
+//   '[abc]' classes) lists the store under the part before the first
+//   wildcard and keeps the matching keys (index files "*.idx" and manifests
+//   never match as shards). No match is NotFound.
+// - A key ending in ".manifest.json" is a dataset manifest: its shards (names
+//   relative to the manifest's folder) with their record counts and sizes;
+//   no listing. Every shard is checked with Stat at open: a missing shard is
+//   NotFound, a size other than the manifest's is DataLoss, both naming the
+//   shard and the manifest.
+// Record counts come from the manifest, else from a "<shard>.idx" index file
+// seen in a glob's listing (loaded only when needed, see LoadCounts).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spool/core/executor.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/records/loader/options.h"
+
+namespace spool::loader {
+
+struct ShardInfo {
+  std::string url;  // for messages
+  std::shared_ptr<ObjectStore> store;
+  std::string key;
+  std::optional<uint64_t> records;  // known record count
+  std::optional<uint64_t> size;     // object size, when known
+  std::string index_key;            // DALI index beside the shard, when known to exist
+};
+
+// Resolves every input, in order, dropping repeated shards. Stats manifest
+// shards in parallel on `executor`.
+Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options, Executor& executor);
+
+// Fills in missing record counts: from index files where known, else by
+// reading each shard once (without decoding Examples), in parallel on
+// `executor`. `skip_damage` counts a damaged shard's readable records instead
+// of failing.
+Status LoadCounts(std::vector<ShardInfo>& shards, Executor& executor, bool skip_damage);
+
+// Glob matching on keys, exposed for tests.
+bool GlobMatch(std::string_view pattern, std::string_view key);
+bool HasWildcard(std::string_view text);
+
+}  // namespace spool::loader

@@ -1,0 +1,87 @@
+// DataLoaderOptions: everything that shapes what a DataLoader delivers and
+// how hard it works to deliver it.
+//
+// The sequence of records a worker sees depends only on the inputs, the
+// seed, the epoch, the worker identity (rank, world size, local worker) and
+// the options marked [order] below; the others change speed and memory, never
+// the sequence.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spool/core/executor.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/core/storage/registry.h"
+
+namespace spool {
+
+// What to do with a shard that cannot be read to its end: a corrupt record, a
+// truncated shard, or a read that stays unavailable after the store's retries.
+enum class BadShardPolicy {
+  kFail,  // end the epoch with an error naming the shard URL and byte offset
+  kSkip,  // drop the rest of that shard, count it, record it in State()
+};
+
+struct DataLoaderOptions {
+  // [order] Shard URLs, globs ("s3://b/train-*.tfrecord.gz", "/data/*.tfrecord",
+  // "**" crosses '/'), or dataset manifests ("s3://b/train.manifest.json"),
+  // in any mix. Shards are de-duplicated and sorted by URL (manifest shards
+  // keep the manifest's order). Compression follows each shard's extension.
+  std::vector<std::string> inputs;
+  // When set, inputs are keys inside this store instead of URLs (tests, or a
+  // store the caller configured itself). Otherwise each input is opened with
+  // OpenLocation(input, store_options).
+  std::shared_ptr<ObjectStore> store;
+  StoreOptions store_options;
+
+  // [order] Worker identity. Unset: read from the launcher's environment
+  // (see worker_env.h); no launcher found means rank 0 of 1.
+  std::optional<int> rank;
+  std::optional<int> world_size;
+  // [order] Loaders per rank (threads or processes of one rank, each with its
+  // own DataLoader): worker = rank * local_workers + local_worker.
+  int local_workers = 1;
+  int local_worker = 0;
+
+  // [order] Order and batching.
+  uint64_t seed = 0;
+  bool shuffle_shards = true;      // per-epoch shard order from seed + epoch
+  uint64_t shuffle_buffer = 1024;  // records; 0 or 1: no shuffling
+  uint64_t batch_size = 32;
+  bool drop_remainder = false;     // drop each epoch's last partial batch
+  uint64_t epochs = 1;             // 0: forever
+  int interleave = 4;              // shards read at once (cycle length)
+  int interleave_block = 1;        // records taken from a shard per turn
+
+  // Deterministic (the default): records are taken from the open shards in
+  // a fixed turn, so the sequence never depends on timing, and Resume() is
+  // exact. false: when the shard whose turn it is has nothing ready, take
+  // from another open shard instead (faster when one shard stalls); every
+  // record is still delivered once per epoch, but the order varies from run
+  // to run and Resume() is refused (FailedPrecondition).
+  bool deterministic = true;
+
+  // [order] BadShardPolicy::kSkip makes the delivered records depend on which
+  // shards are bad; the skips are recorded in State() so resume matches.
+  BadShardPolicy bad_shard_policy = BadShardPolicy::kFail;
+
+  // Whether to decode each record as a tf.train.Example on the executor
+  // (Batch::examples). A record that is not an Example is DataLoss.
+  bool parse_examples = false;
+
+  // Speed and memory.
+  // Bytes the loader may hold at once: fetched records, the shuffle buffer,
+  // ready batches and the readers' read-ahead. Must hold the shuffle buffer.
+  uint64_t memory_budget = 256ull << 20;
+  uint64_t read_ahead = 8ull << 20;   // per open shard: bytes read before needed (within a third of memory_budget)
+  uint64_t fetch_chunk = 1ull << 20;  // bytes one fetch task decodes at a time
+  int prefetch_batches = 4;           // ready batches kept queued
+  int prefetch_shards = 1;            // shards opened before their turn
+  Executor* executor = nullptr;       // default: DefaultExecutor()
+};
+
+}  // namespace spool

@@ -1,0 +1,376 @@
+#include "spool/s3/client.h"
+
+#include <chrono>
+#include <ctime>
+
+#include "spool/core/crc32c.h"
+#include "spool/core/log.h"
+#include "spool/s3/crypto.h"
+#include "spool/s3/errors.h"
+
+namespace spool::s3 {
+
+struct S3Client::Request {
+  std::string operation;   // for messages: "GET", "PUT part 3", ...
+  std::string method;
+  std::string key;         // empty: the bucket itself
+  KeyValues query;
+  KeyValues headers;       // signed along with Host and x-amz-*
+  std::string_view body;
+  Idempotency idempotency = Idempotency::kIdempotent;
+};
+
+namespace {
+// An answer that does not parse names the request and the object, like
+// every other error: "DeleteObjects s3://bucket: the server sent a malformed ...".
+template <typename T>
+Result<T> NameParseError(Result<T> parsed, const std::string& operation, const std::string& resource) {
+  if (parsed.ok()) return parsed;
+  return parsed.status().WithContext(operation + " " + resource);
+}
+}  // namespace
+
+namespace {
+
+constexpr std::string_view kDefaultContentType = "binary/octet-stream";
+
+std::optional<uint32_t> FullObjectCrc32c(const HttpHeaders& headers) {
+  auto value = headers.Get("x-amz-checksum-crc32c");
+  // "xxxx-12" is a checksum of part checksums, not of the bytes.
+  if (!value || value->find('-') != std::string::npos) return std::nullopt;
+  uint32_t crc = 0;
+  if (!crc32c::FromBase64(*value, &crc)) return std::nullopt;
+  return crc;
+}
+
+std::chrono::system_clock::time_point ParseHttpDate(const std::string& text) {
+  std::tm tm{};
+  if (strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) == nullptr) return {};
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+// A signed payload is checked by the server against its SHA-256
+// (XAmzContentSHA256Mismatch), so Content-MD5 would only hash every byte a
+// second time; an unsigned payload (over https) carries it instead.
+void AddContentMd5(std::string_view body, bool payload_signed, KeyValues& headers) {
+  if (!payload_signed) headers.emplace_back("content-md5", Base64Encode(Md5(body)));
+}
+
+void AddChecksums(std::string_view body, bool payload_signed, KeyValues& headers) {
+  AddContentMd5(body, payload_signed, headers);
+  headers.emplace_back("x-amz-checksum-crc32c", crc32c::ToBase64(crc32c::Value(body)));
+}
+
+}  // namespace
+
+S3Client::S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<HttpTransport> transport,
+                   std::shared_ptr<CredentialsProvider> credentials, RetryPolicy retry)
+    : config_(std::move(config)),
+      bucket_(std::move(bucket)),
+      transport_(std::move(transport)),
+      credentials_(std::move(credentials)),
+      retry_(retry),
+      location_{config_.region, config_.endpoint} {}
+
+S3Client::Location S3Client::CurrentLocation() const {
+  std::lock_guard lock(location_mu_);
+  return location_;
+}
+
+std::string S3Client::region() const { return CurrentLocation().region; }
+
+bool S3Client::FollowRegion(const HttpResponse& response, const Location& used) {
+  if (config_.custom_endpoint || (response.status != 301 && response.status != 400)) return false;
+  const std::string region = response.headers.Get("x-amz-bucket-region").value_or("");
+  if (region.empty() || region == used.region) return false;
+  std::lock_guard lock(location_mu_);
+  location_.region = region;
+  location_.endpoint.host = "s3." + region + ".amazonaws.com";
+  log::Write(log::Level::kInfo, "s3", "s3://" + bucket_ + " is in " + region + ", not " + used.region +
+                                          "; using " + location_.endpoint.ToString());
+  return true;
+}
+
+std::string S3Client::Describe(std::string_view key) const { return "s3://" + bucket_ + "/" + std::string(key); }
+
+void S3Client::Address(const Endpoint& endpoint, std::string_view key, std::string* host, std::string* path) const {
+  const std::string encoded_key = UriEncode(key, false);
+  if (config_.path_style) {
+    *host = endpoint.HostHeader();
+    path->assign("/").append(UriEncode(bucket_, true));
+    if (!key.empty()) path->append("/").append(encoded_key);
+  } else {
+    Endpoint virtual_host = endpoint;
+    virtual_host.host = bucket_ + "." + virtual_host.host;
+    *host = virtual_host.HostHeader();
+    path->assign("/").append(encoded_key);
+  }
+}
+
+ErrorContext S3Client::Context(const Request& request, const Endpoint& endpoint,
+                              const std::string& access_key_id) const {
+  return ErrorContext{request.operation, request.key.empty() ? "s3://" + bucket_ : Describe(request.key),
+                      endpoint.ToString(), access_key_id};
+}
+
+Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* sink) {
+  Credentials credentials;
+  if (!config_.anonymous) {
+    auto got = credentials_->Get();
+    if (!got.ok()) return got.status().WithContext(request.operation + " " + Describe(request.key));
+    credentials = std::move(got).value();
+  }
+
+  const Location location = CurrentLocation();
+  std::string host, path;
+  Address(location.endpoint, request.key, &host, &path);
+  SignableRequest signable{request.method, path, request.query, request.headers, ""};
+  signable.headers.emplace_back("host", host);
+  if (request.body.empty()) {
+    signable.payload_hash = std::string(kEmptyPayloadHash);
+  } else {
+    signable.payload_hash = config_.sign_payload ? Sha256Hex(request.body) : std::string(kUnsignedPayload);
+  }
+  signable.headers.emplace_back("x-amz-content-sha256", signable.payload_hash);
+
+  HttpRequest http;
+  http.method = request.method;
+  std::string url = location.endpoint.scheme + "://" + host + path;
+  std::string query = CanonicalQueryString(request.query);
+  if (!query.empty()) url += "?" + query;
+  http.url = std::move(url);
+  http.body = request.body;
+  if (!credentials.anonymous()) {
+    std::string authorization =
+        SignHeaders(signable, credentials, SigningScope{location.region, "s3"}, std::chrono::system_clock::now());
+    http.headers.Add("Authorization", std::move(authorization));
+  }
+  for (const auto& [name, value] : signable.headers) {
+    if (name != "host") http.headers.Add(name, value);
+  }
+
+  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, transport_->Send(http, sink));
+  if (!response.ok()) {
+    // Once: after the switch the region matches what the server said.
+    if (FollowRegion(response, location)) return SendOnce(request, sink);
+    return ErrorFromResponse(response, Context(request, location.endpoint, credentials.access_key_id));
+  }
+  return response;
+}
+
+Result<HttpResponse> S3Client::Send(const Request& request, std::string* body) {
+  const std::string what = request.operation + " " + (request.key.empty() ? "s3://" + bucket_ : Describe(request.key));
+  return Retry(retry_, request.idempotency, what, [&]() -> Result<HttpResponse> {
+    if (body) body->clear();
+    StringSink sink(body);
+    return SendOnce(request, body ? &sink : nullptr);
+  });
+}
+
+Result<ObjectInfo> S3Client::HeadObject(std::string_view key) {
+  Request request{"HEAD", "HEAD", std::string(key), {}, {{"x-amz-checksum-mode", "ENABLED"}}, {}};
+  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
+  ObjectInfo info;
+  info.key = std::string(key);
+  info.size = std::strtoull(response.headers.Get("Content-Length").value_or("0").c_str(), nullptr, 10);
+  info.version = response.headers.Get("ETag").value_or("");
+  info.crc32c = FullObjectCrc32c(response.headers);
+  info.updated = ParseHttpDate(response.headers.Get("Last-Modified").value_or(""));
+  return info;
+}
+
+Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& options, std::span<char> buffer) {
+  GetResult result;
+  if (buffer.empty()) return result;
+  const uint64_t last_byte = options.offset + buffer.size() - 1;
+  bool at_end = false;  // the object ended before the buffer was full
+  const std::string what = "GET " + Describe(key) + " at byte " + std::to_string(options.offset);
+  Status status = Retry(retry_, Idempotency::kIdempotent, what, [&]() -> Status {
+    if (result.bytes == buffer.size() || at_end) return OkStatus();
+    Request request{"GET", "GET", std::string(key), {}, {}, {}};
+    request.headers.emplace_back(
+        "range", "bytes=" + std::to_string(options.offset + result.bytes) + "-" + std::to_string(last_byte));
+    if (!options.if_match.empty()) request.headers.emplace_back("if-match", options.if_match);
+    if (options.want_checksum) request.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
+    BufferSink sink(buffer.subspan(result.bytes));
+    auto response = SendOnce(request, &sink);
+    result.bytes += sink.size();  // resume from here if the transfer broke
+    if (!response.ok()) {
+      if (response.status().code() == StatusCode::kFailedPrecondition && !options.if_match.empty()) {
+        return FailedPreconditionError(Describe(key) + " changed while it was being read (it was " +
+                                       options.if_match + " when opened); open it again")
+            .WithRemote(response.status().remote());
+      }
+      return response.status();
+    }
+    if (response->status == 200 && options.offset + result.bytes - sink.size() != 0) {
+      return InternalError(Describe(key) + ": the server ignored the Range header");
+    }
+    if (result.bytes < buffer.size()) {
+      // A short 206 means the object ends here; a short body with a longer
+      // Content-Range means the transfer broke: try again from here.
+      auto range = response->headers.Get("Content-Range").value_or("");
+      size_t slash = range.rfind('/');
+      uint64_t total = slash == std::string::npos ? 0 : std::strtoull(range.c_str() + slash + 1, nullptr, 10);
+      if (slash == std::string::npos || options.offset + result.bytes >= total) {
+        at_end = true;
+      } else {
+        return UnavailableError("the body of " + what + " ended early");
+      }
+    }
+    if (options.offset == 0 && result.bytes == response->bytes_received) {
+      result.crc32c = FullObjectCrc32c(response->headers);
+    }
+    return OkStatus();
+  });
+  if (!status.ok()) return status;
+  return result;
+}
+
+Result<std::string> S3Client::PutObject(std::string_view key, std::string_view body, const PutOptions& options) {
+  Request request{"PUT", "PUT", std::string(key), {}, {}, body};
+  request.headers.emplace_back("content-type", options.content_type.empty() ? std::string(kDefaultContentType)
+                                                                            : options.content_type);
+  AddChecksums(body, config_.sign_payload, request.headers);
+  if (options.if_none_match) request.headers.emplace_back("if-none-match", "*");
+  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
+  return response.headers.Get("ETag").value_or("");
+}
+
+Result<std::string> S3Client::CreateMultipartUpload(std::string_view key, const PutOptions& options) {
+  Request request{"CreateMultipartUpload", "POST", std::string(key), {{"uploads", ""}}, {}, {}};
+  request.headers.emplace_back("content-type", options.content_type.empty() ? std::string(kDefaultContentType)
+                                                                            : options.content_type);
+  // Retrying a create at worst leaves an unused upload behind, which the
+  // cleanup call (AbortIncompleteUploads) removes.
+  std::string body;
+  SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
+  return NameParseError(ParseInitiateMultipartUpload(body), request.operation, Describe(key));
+}
+
+Result<std::string> S3Client::UploadPart(std::string_view key, const std::string& upload_id, int part_number,
+                                         std::string_view body) {
+  Request request{"PUT part " + std::to_string(part_number), "PUT", std::string(key),
+                  {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}}, {}, body};
+  AddContentMd5(body, config_.sign_payload, request.headers);
+  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
+  auto etag = response.headers.Get("ETag");
+  if (!etag) return InternalError("PUT part " + std::to_string(part_number) + " of " + Describe(key) + ": no ETag in the answer");
+  return *etag;
+}
+
+Result<CopyResult> S3Client::UploadPartCopy(std::string_view from_key, std::string_view key,
+                                            const std::string& upload_id, int part_number, uint64_t first_byte,
+                                            uint64_t last_byte) {
+  Request request{"UploadPartCopy " + std::to_string(part_number), "PUT", std::string(key),
+                  {{"partNumber", std::to_string(part_number)}, {"uploadId", upload_id}}, {}, {}};
+  request.headers.emplace_back("x-amz-copy-source", "/" + bucket_ + "/" + UriEncode(from_key, false));
+  request.headers.emplace_back("x-amz-copy-source-range",
+                               "bytes=" + std::to_string(first_byte) + "-" + std::to_string(last_byte));
+  std::string body;
+  SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
+  return NameParseError(ParseCopyResult(body), request.operation, Describe(key));
+}
+
+Result<std::string> S3Client::CompleteMultipartUpload(std::string_view key, const std::string& upload_id,
+                                                      const std::vector<CompletedPart>& parts, bool if_none_match) {
+  const std::string xml = BuildCompleteMultipartUpload(parts);
+  Request request{"CompleteMultipartUpload", "POST", std::string(key), {{"uploadId", upload_id}}, {}, xml};
+  request.headers.emplace_back("content-type", "application/xml");
+  if (if_none_match) request.headers.emplace_back("if-none-match", "*");
+  // Safe to retry: completing the same upload twice yields the same object,
+  // and a retry after success answers NoSuchUpload, which the caller checks.
+  request.idempotency = Idempotency::kIdempotent;
+  std::string body;
+  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, &body));
+  // S3 may answer 200 and then report the failure in the body.
+  if (auto error = ParseErrorDocument(body)) {
+    return ErrorFromResponse(HttpResponse{error->code == "InternalError" ? 500 : 400, response.headers, "", 0, 0},
+                             body, ErrorContext{"CompleteMultipartUpload", Describe(key), CurrentLocation().endpoint.ToString(), ""});
+  }
+  SPOOL_ASSIGN_OR_RETURN(CompleteMultipartResult result,
+                         NameParseError(ParseCompleteMultipartUpload(body), request.operation, Describe(key)));
+  return result.etag;
+}
+
+Status S3Client::AbortMultipartUpload(std::string_view key, const std::string& upload_id) {
+  Request request{"AbortMultipartUpload", "DELETE", std::string(key), {{"uploadId", upload_id}}, {}, {}};
+  auto response = Send(request, nullptr);
+  if (!response.ok() && response.status().code() == StatusCode::kNotFound) return OkStatus();  // gone already
+  return response.status();
+}
+
+Result<ListMultipartUploadsResult> S3Client::ListMultipartUploads(std::string_view prefix, std::string_view key_marker,
+                                                                  std::string_view upload_id_marker) {
+  Request request{"ListMultipartUploads", "GET", "", {{"uploads", ""}}, {}, {}};
+  if (!prefix.empty()) request.query.emplace_back("prefix", std::string(prefix));
+  if (!key_marker.empty()) request.query.emplace_back("key-marker", std::string(key_marker));
+  if (!upload_id_marker.empty()) request.query.emplace_back("upload-id-marker", std::string(upload_id_marker));
+  std::string body;
+  SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
+  return NameParseError(ParseListMultipartUploads(body), request.operation, Describe(""));
+}
+
+Result<ListObjectsResult> S3Client::ListObjectsV2(const ListOptions& options) {
+  Request request{"ListObjectsV2", "GET", "", {{"list-type", "2"}}, {}, {}};
+  if (!options.prefix.empty()) request.query.emplace_back("prefix", options.prefix);
+  if (!options.delimiter.empty()) request.query.emplace_back("delimiter", options.delimiter);
+  if (!options.page_token.empty()) request.query.emplace_back("continuation-token", options.page_token);
+  if (options.max_keys > 0) request.query.emplace_back("max-keys", std::to_string(options.max_keys));
+  std::string body;
+  SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
+  return NameParseError(ParseListObjectsV2(body), request.operation, Describe(options.prefix));
+}
+
+Status S3Client::DeleteObject(std::string_view key) {
+  Request request{"DELETE", "DELETE", std::string(key), {}, {}, {}};
+  return Send(request, nullptr).status();
+}
+
+Status S3Client::CreateBucket() {
+  std::string xml;
+  const std::string region = CurrentLocation().region;
+  if (!region.empty() && region != "us-east-1") {
+    xml = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>" +
+          region + "</LocationConstraint></CreateBucketConfiguration>";
+  }
+  Request request{"CreateBucket", "PUT", "", {}, {}, xml};
+  if (!xml.empty()) request.headers.emplace_back("content-type", "application/xml");
+  return Send(request, nullptr).status();
+}
+
+Result<std::vector<DeleteObjectsError>> S3Client::DeleteObjects(const std::vector<std::string>& keys) {
+  if (keys.size() > 1000) return InvalidArgumentError("DeleteObjects takes at most 1,000 keys per call");
+  const std::string xml = BuildDeleteObjects(keys);
+  Request request{"DeleteObjects", "POST", "", {{"delete", ""}}, {}, xml};
+  request.headers.emplace_back("content-type", "application/xml");
+  request.headers.emplace_back("content-md5", Base64Encode(Md5(xml)));
+  std::string body;
+  SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
+  return NameParseError(ParseDeleteObjectsResult(body), request.operation, Describe(""));
+}
+
+Result<CopyResult> S3Client::CopyObject(std::string_view from_key, std::string_view to_key) {
+  Request request{"CopyObject", "PUT", std::string(to_key), {}, {}, {}};
+  request.headers.emplace_back("x-amz-copy-source", "/" + bucket_ + "/" + UriEncode(from_key, false));
+  std::string body;
+  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, &body));
+  if (auto error = ParseErrorDocument(body)) {
+    return ErrorFromResponse(HttpResponse{500, response.headers, "", 0, 0}, body,
+                             ErrorContext{"CopyObject", Describe(to_key), CurrentLocation().endpoint.ToString(), ""});
+  }
+  return NameParseError(ParseCopyResult(body), request.operation, Describe(to_key));
+}
+
+Result<std::string> S3Client::PresignGet(std::string_view key, std::chrono::seconds expires) {
+  SPOOL_ASSIGN_OR_RETURN(Credentials credentials, credentials_->Get());
+  const Location location = CurrentLocation();
+  std::string host, path;
+  Address(location.endpoint, key, &host, &path);
+  SignableRequest signable{"GET", path, {}, {{"host", host}}, ""};
+  std::string query = Presign(signable, credentials, SigningScope{location.region, "s3"},
+                              std::chrono::system_clock::now(), expires);
+  return location.endpoint.scheme + "://" + host + path + "?" + query;
+}
+
+}  // namespace spool::s3

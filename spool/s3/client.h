@@ -1,0 +1,137 @@
+// S3Client: one method per S3 operation on one bucket, each a single HTTP
+// exchange signed with SigV4 and retried through spool::Retry (never a whole
+// multi-step operation). Errors come from errors.h: they name the operation,
+// s3://bucket/key, the endpoint and the access key id.
+//
+// Thread-safe: every method may be called from many threads at once. The
+// transport and credentials provider are shared and must outlive nothing:
+// the client holds them by shared_ptr.
+//
+// On AWS's own endpoints, an answer saying the bucket lives in another region
+// (301 PermanentRedirect or 400 AuthorizationHeaderMalformed with
+// x-amz-bucket-region) is followed once: the client switches to that region
+// for this and every later request. On custom endpoints the error names the
+// region instead.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spool/core/http/transport.h"
+#include "spool/core/retry.h"
+#include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
+#include "spool/s3/config.h"
+#include "spool/s3/errors.h"
+#include "spool/s3/credentials.h"
+#include "spool/s3/sigv4.h"
+#include "spool/s3/xml.h"
+
+namespace spool::s3 {
+
+struct PutOptions {
+  bool if_none_match = false;  // If-None-Match: * (create only)
+  std::string content_type;    // default binary/octet-stream
+};
+
+struct GetOptions {
+  uint64_t offset = 0;
+  uint64_t length = 0;       // bytes wanted; the buffer's size
+  std::string if_match;      // the ETag the read is pinned to; empty: none
+  bool want_checksum = false;  // x-amz-checksum-mode: ENABLED
+};
+
+struct GetResult {
+  size_t bytes = 0;                 // bytes written into the buffer
+  std::optional<uint32_t> crc32c;   // of the whole object, when the server sent one
+};
+
+class S3Client {
+ public:
+  S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<HttpTransport> transport,
+           std::shared_ptr<CredentialsProvider> credentials, RetryPolicy retry = {});
+
+  const std::string& bucket() const { return bucket_; }
+  // As resolved at construction (region() may have moved since).
+  const ResolvedConfig& config() const { return config_; }
+  // The size of one ranged GET: the configured part size, or the default.
+  uint64_t read_part_size() const { return config_.part_size != 0 ? config_.part_size : kDefaultPartSize; }
+  std::string region() const;
+  std::string Describe(std::string_view key) const;  // "s3://bucket/key"
+  // Where requests get their credentials (for `spool whoami` / `doctor`).
+  const std::shared_ptr<CredentialsProvider>& credentials() const { return credentials_; }
+
+  // Size, ETag (as version), Last-Modified, and the crc32c when the server
+  // keeps a full-object one.
+  Result<ObjectInfo> HeadObject(std::string_view key);
+  // Reads [offset, offset + buffer.size()) into `buffer`; a broken transfer
+  // resumes at the byte it reached, pinned to `if_match`. A changed object
+  // is FailedPrecondition. Fewer bytes only at the end of the object.
+  Result<GetResult> GetObject(std::string_view key, const GetOptions& options, std::span<char> buffer);
+  // Single PUT with x-amz-checksum-crc32c, and Content-MD5 when the payload
+  // is unsigned (a signed one is checked by its SHA-256). Returns the ETag.
+  Result<std::string> PutObject(std::string_view key, std::string_view body, const PutOptions& options);
+
+  Result<std::string> CreateMultipartUpload(std::string_view key, const PutOptions& options);
+  // Returns the part's ETag. Checked like a single PUT: by the payload's
+  // SHA-256 when signed, by Content-MD5 when not.
+  Result<std::string> UploadPart(std::string_view key, const std::string& upload_id, int part_number,
+                                 std::string_view body);
+  Result<CopyResult> UploadPartCopy(std::string_view from_key, std::string_view key, const std::string& upload_id,
+                                    int part_number, uint64_t first_byte, uint64_t last_byte);
+  // Returns the ETag the server reported (empty on Ceph RGW).
+  Result<std::string> CompleteMultipartUpload(std::string_view key, const std::string& upload_id,
+                                              const std::vector<CompletedPart>& parts, bool if_none_match);
+  Status AbortMultipartUpload(std::string_view key, const std::string& upload_id);
+  Result<ListMultipartUploadsResult> ListMultipartUploads(std::string_view prefix, std::string_view key_marker,
+                                                          std::string_view upload_id_marker);
+
+  Result<ListObjectsResult> ListObjectsV2(const ListOptions& options);
+  Status DeleteObject(std::string_view key);
+  // At most 1,000 keys (S3's limit); returns the keys that failed.
+  Result<std::vector<DeleteObjectsError>> DeleteObjects(const std::vector<std::string>& keys);
+  Result<CopyResult> CopyObject(std::string_view from_key, std::string_view to_key);
+
+  // CreateBucket for this client's bucket, in its region (a
+  // LocationConstraint outside us-east-1). A bucket that exists already is
+  // AlreadyExists (BucketAlreadyOwnedByYou / BucketAlreadyExists).
+  Status CreateBucket();
+
+  // A presigned GET URL for `key`, valid for `expires`.
+  Result<std::string> PresignGet(std::string_view key, std::chrono::seconds expires);
+
+ private:
+  struct Request;
+  Result<HttpResponse> SendOnce(const Request& request, ResponseSink* sink);
+  // Retried exchange whose 2xx body (if any) is collected into `body`.
+  Result<HttpResponse> Send(const Request& request, std::string* body);
+  // Where requests go: the configured region and endpoint, until a
+  // wrong-region answer moves them.
+  struct Location {
+    std::string region;
+    Endpoint endpoint;
+  };
+  Location CurrentLocation() const;
+  // Switches to the region a wrong-region answer names; false if there is
+  // nothing to follow.
+  bool FollowRegion(const HttpResponse& response, const Location& used);
+  // Host and path for `key` ("" for the bucket).
+  void Address(const Endpoint& endpoint, std::string_view key, std::string* host, std::string* path) const;
+  ErrorContext Context(const Request& request, const Endpoint& endpoint, const std::string& access_key_id) const;
+
+  const ResolvedConfig config_;
+  const std::string bucket_;
+  const std::shared_ptr<HttpTransport> transport_;
+  const std::shared_ptr<CredentialsProvider> credentials_;
+  const RetryPolicy retry_;
+  mutable std::mutex location_mu_;
+  Location location_;
+};
+
+}  // namespace spool::s3

@@ -1,0 +1,83 @@
+// Where and how to reach S3 for one bucket: endpoint, region, addressing
+// style, TLS CA bundle, payload signing, transfer sizes. Resolved once per
+// store from, in this order: StoreOptions / S3Options, the environment
+// (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION, AWS_DEFAULT_REGION,
+// AWS_CA_BUNDLE), the profile in ~/.aws/config, and AWS's defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "spool/core/status.h"
+#include "spool/core/storage/registry.h"
+#include "spool/s3/environment.h"
+
+namespace spool::s3 {
+
+enum class AddressingStyle {
+  kAuto,     // path-style for custom endpoints, IP addresses and dotted buckets
+  kPath,     // https://endpoint/bucket/key
+  kVirtual,  // https://bucket.endpoint/key
+};
+
+enum class PayloadSigning {
+  kAuto,      // signed over http, UNSIGNED-PAYLOAD over https (TLS and
+              // Content-MD5 protect the body; hashing it twice is not free)
+  kSigned,    // x-amz-content-sha256 is the body's SHA-256
+  kUnsigned,  // x-amz-content-sha256: UNSIGNED-PAYLOAD
+};
+
+// S3 settings beyond StoreOptions, for code that builds an S3Store itself.
+struct S3Options {
+  StoreOptions store;
+  AddressingStyle addressing = AddressingStyle::kAuto;
+  PayloadSigning payload_signing = PayloadSigning::kAuto;
+  uint64_t part_size = 0;  // 0: derived (see DefaultPartSize)
+  int concurrency = 0;     // parts/ranges in flight per object; 0: derived
+};
+
+struct Endpoint {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // "s3.us-east-1.amazonaws.com", "127.0.0.1"
+  int port = 0;        // 0: the scheme's default
+  // "host" or "host:port" as sent in the Host header (no default port).
+  std::string HostHeader() const;
+  std::string ToString() const;  // "http://127.0.0.1:47480"
+};
+
+// "http://127.0.0.1:47480", "https://minio.example.com" -> Endpoint;
+// InvalidArgument naming the text for anything else.
+Result<Endpoint> ParseEndpoint(const std::string& text);
+
+struct ResolvedConfig {
+  Endpoint endpoint;
+  bool custom_endpoint = false;  // false: AWS's own s3.<region>.amazonaws.com
+  std::string region;
+  bool path_style = false;
+  bool sign_payload = true;
+  std::string ca_bundle;
+  std::string profile;
+  bool anonymous = false;
+  uint64_t part_size = 0;
+  int concurrency = 0;
+};
+
+// Resolves everything for `bucket`. Errors are InvalidArgument naming the
+// setting and where it came from.
+Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string& bucket, const EnvLookup& env);
+
+// S3 allows 10,000 parts of at most 5 GiB. The default part is 8 MiB (the
+// AWS CLI's), raised to whole MiB so that `expected_size` fits in 10,000
+// parts; with no expected size, 8 MiB (the writer grows parts as it goes,
+// see multipart_writer.h, so 5 TiB still fits).
+uint64_t DefaultPartSize(uint64_t expected_size);
+inline constexpr uint64_t kMinPartSize = 5ull << 20;
+inline constexpr uint64_t kDefaultPartSize = 8ull << 20;
+inline constexpr uint64_t kMaxPartSize = 5ull << 30;
+inline constexpr int kMaxParts = 10'000;
+// Parts in flight per object: 8, since loopback and LAN throughput stops
+// growing past 4-8 connections, and 8 x 8 MiB stays far below the default
+// byte budget (512 MiB) even with several objects moving at once.
+inline constexpr int kDefaultConcurrency = 8;
+
+}  // namespace spool::s3
