@@ -36,8 +36,8 @@ struct State {
     for (const State* state = this; state != nullptr; state = state->parent.get()) {
       if (state->cancelled.load(std::memory_order_acquire)) return true;
     }
-    const int64_t deadline = Deadline();
-    return deadline != kNoDeadline && SteadyNanos(std::chrono::steady_clock::now()) >= deadline;
+    const int64_t earliest = Deadline();
+    return earliest != kNoDeadline && SteadyNanos(std::chrono::steady_clock::now()) >= earliest;
   }
 };
 
