@@ -1,10 +1,10 @@
 #include "cli/convert/image_folder.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 #include "cli/commands/locations.h"
+#include "spool/core/strings.h"
 #include "spool/records/example.h"
 
 namespace spool::cli {
@@ -12,8 +12,7 @@ namespace spool::cli {
 std::string ImageFormatOf(std::string_view key) {
   size_t dot = key.rfind('.');
   if (dot == std::string_view::npos || key.find('/', dot) != std::string_view::npos) return "";
-  std::string extension(key.substr(dot + 1));
-  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string extension = AsciiToLower(key.substr(dot + 1));
   static const std::map<std::string, std::string> kFormats = {
       {"jpg", "JPEG"}, {"jpeg", "JPEG"}, {"png", "PNG"},   {"gif", "GIF"},
       {"bmp", "BMP"},  {"webp", "WEBP"}, {"tif", "TIFF"},  {"tiff", "TIFF"}};

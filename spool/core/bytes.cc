@@ -4,22 +4,14 @@
 #include <cctype>
 #include <cstdio>
 
+#include "spool/core/strings.h"
+
 namespace spool {
 namespace {
 
 Status BadSize(std::string_view text, std::string_view why) {
   return InvalidArgumentError("invalid byte size \"" + std::string(text) + "\": " + std::string(why) +
                               " (examples: 4096, 64KiB, 256MiB, 1.5GB)");
-}
-
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // The multiplier of a unit suffix, 0 if it is not one.
@@ -29,11 +21,11 @@ uint64_t UnitMultiplier(std::string_view unit) {
     uint64_t multiplier;
   };
   static constexpr std::array<Unit, 4> kUnits = {{{'k', kKiB}, {'m', kMiB}, {'g', kGiB}, {'t', 1024 * kGiB}}};
-  if (unit.empty() || EqualsIgnoringCase(unit, "b")) return 1;
+  if (unit.empty() || EqualsIgnoreCase(unit, "b")) return 1;
   for (const Unit& u : kUnits) {
     std::string_view letter(&u.letter, 1);
-    if (EqualsIgnoringCase(unit.substr(0, 1), letter) &&
-        (unit.size() == 1 || EqualsIgnoringCase(unit.substr(1), "b") || EqualsIgnoringCase(unit.substr(1), "ib"))) {
+    if (EqualsIgnoreCase(unit.substr(0, 1), letter) &&
+        (unit.size() == 1 || EqualsIgnoreCase(unit.substr(1), "b") || EqualsIgnoreCase(unit.substr(1), "ib"))) {
       return u.multiplier;
     }
   }

@@ -2,31 +2,22 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+
+#include "spool/core/strings.h"
 
 namespace spool::log {
 namespace {
 
 constexpr std::string_view kRedacted = "<redacted>";
 
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 template <size_t N>
 bool IsOneOf(std::string_view name, const std::array<std::string_view, N>& names) {
   for (std::string_view candidate : names) {
-    if (EqualsIgnoringCase(name, candidate)) return true;
+    if (EqualsIgnoreCase(name, candidate)) return true;
   }
   return false;
 }
@@ -57,8 +48,8 @@ Level ReadLevel() {
   const char* value = std::getenv("SPOOL_LOG");
   if (value == nullptr) return Level::kOff;
   std::string_view v(value);
-  if (EqualsIgnoringCase(v, "debug") || EqualsIgnoringCase(v, "trace")) return Level::kDebug;
-  if (EqualsIgnoringCase(v, "info")) return Level::kInfo;
+  if (EqualsIgnoreCase(v, "debug") || EqualsIgnoreCase(v, "trace")) return Level::kDebug;
+  if (EqualsIgnoreCase(v, "info")) return Level::kInfo;
   return Level::kOff;
 }
 

@@ -1,9 +1,10 @@
 #include "spool/core/url.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <system_error>
+
+#include "spool/core/strings.h"
 
 namespace spool {
 namespace {
@@ -15,12 +16,6 @@ Status Malformed(std::string_view text, std::string_view why) {
 }
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-std::string Lowercase(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // S3: 3-63 characters of lowercase letters, digits, '.' and '-', starting and
 // ending with a letter or digit, no "..".
@@ -94,7 +89,7 @@ Result<Url> ParseFileUrl(std::string_view text, std::string_view rest) {
     rest.remove_prefix(2);
     size_t slash = rest.find('/');
     std::string_view host = rest.substr(0, slash);
-    if (!host.empty() && Lowercase(host) != "localhost") {
+    if (!host.empty() && AsciiToLower(host) != "localhost") {
       return Malformed(text, "file URLs name no host; write file:///absolute/path");
     }
     if (slash == std::string_view::npos) return Malformed(text, "the path is empty; write file:///absolute/path");
@@ -125,7 +120,7 @@ Result<Url> ParseUrl(std::string_view text) {
   size_t first_slash = text.find('/');
   bool has_scheme = colon != std::string_view::npos && colon > 0 &&
                     (first_slash == std::string_view::npos || colon < first_slash);
-  std::string scheme = has_scheme ? Lowercase(text.substr(0, colon)) : "";
+  std::string scheme = has_scheme ? AsciiToLower(text.substr(0, colon)) : "";
   std::string_view rest = has_scheme ? text.substr(colon + 1) : text;
 
   if (scheme == "file") return ParseFileUrl(text, rest);

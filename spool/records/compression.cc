@@ -1,7 +1,8 @@
 #include "spool/records/compression.h"
 
-#include <cctype>
 #include <string>
+
+#include "spool/core/strings.h"
 
 namespace spool::records {
 
@@ -15,8 +16,7 @@ std::string_view CompressionName(Compression compression) {
 }
 
 Result<Compression> ParseCompression(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiToLower(name);
   if (lower.empty() || lower == "none") return Compression::kNone;
   if (lower == "zlib") return Compression::kZlib;
   if (lower == "gzip" || lower == "gz") return Compression::kGzip;

@@ -5,18 +5,13 @@
 #include <ctime>
 #include <map>
 
+#include "spool/core/strings.h"
 #include "spool/s3/crypto.h"
 
 namespace spool::s3 {
 namespace {
 
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // Trims the value and collapses runs of spaces, as canonical headers require.
 std::string CanonicalHeaderValue(std::string_view value) {
@@ -38,7 +33,7 @@ std::string CanonicalHeaderValue(std::string_view value) {
 std::map<std::string, std::string> CanonicalHeaderMap(const KeyValues& headers) {
   std::map<std::string, std::string> map;
   for (const auto& [name, value] : headers) {
-    std::string& joined = map[Lower(name)];
+    std::string& joined = map[AsciiToLower(name)];
     if (!joined.empty()) joined.push_back(',');
     joined += CanonicalHeaderValue(value);
   }

@@ -4,18 +4,9 @@
 #include <string>
 
 #include "spool/core/http/transport.h"
+#include "spool/core/strings.h"
 
 namespace spool {
-namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
-           return lower(x) == lower(y);
-         });
-}
-
-}  // namespace
 
 void HttpHeaders::Add(std::string name, std::string value) {
   entries_.emplace_back(std::move(name), std::move(value));
