@@ -1,7 +1,6 @@
 #include "spool/gcs/client.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <random>
 #include <string>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/strings.h"
 #include "spool/gcs/errors.h"
 #include "spool/gcs/json.h"
 #include "spool/gcs/url_encoding.h"
@@ -75,12 +75,6 @@ template <typename Int>
 bool ParseInteger(std::string_view text, Int* out) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
   return error == std::errc() && end == text.data() + text.size();
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 std::string RandomBoundary() {
@@ -206,56 +200,62 @@ Result<HttpResponse> GcsClient::Send(HttpRequest& request, ResponseSink* sink) {
   }
 }
 
+Idempotency IdempotencyOf(const Preconditions& preconditions) {
+  return preconditions.if_generation_match || preconditions.if_metageneration_match ? Idempotency::kIdempotent
+                                                                                      : Idempotency::kNonIdempotent;
+}
+
 namespace {
-// Runs one JSON API exchange under the retry loop; the 2xx body is returned.
-template <typename MakeRequest>
-Result<std::string> CallJson(GcsClient& client, const std::string& what, Idempotency idempotency,
-                             MakeRequest make_request,
-                             const std::function<Result<HttpResponse>(HttpRequest&, ResponseSink*)>& send) {
+// The one retry layer of this client: every retried method runs its single
+// exchange through here, so a policy's max_attempts bounds the attempts of
+// each exchange, whatever the caller does.
+template <typename Attempt>
+auto CallWithRetry(const RetryOptions& retry, Idempotency idempotency, const std::string& what, Attempt attempt,
+                   Attempts* attempts = nullptr) {
   return Retry(
-      client.options().retry, idempotency, what,
-      [&]() -> Result<std::string> {
-        HttpRequest request = make_request();
-        std::string body;
-        StringSink sink(&body);
-        SPOOL_ASSIGN_OR_RETURN(HttpResponse response, send(request, &sink));
-        if (!response.ok()) return ErrorFromResponse(response, what);
-        return body;
+      retry.policy, idempotency, what,
+      [&] {
+        if (attempts != nullptr) ++attempts->count;
+        return attempt();
       },
-      client.options().retry_environment);
+      retry.environment);
 }
 }  // namespace
 
+Result<std::string> GcsClient::ExchangeJson(HttpRequest& request, const std::string& what) {
+  std::string body;
+  StringSink sink(&body);
+  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, &sink));
+  if (!response.ok()) return ErrorFromResponse(response, what);
+  return body;
+}
+
 Status GcsClient::InsertBucket(std::string_view bucket, std::string_view project) {
+  const std::string what = "create bucket gs://" + std::string(bucket);
   const std::string body = NewBucketJson(bucket);
-  auto send = [this](HttpRequest& r, ResponseSink* s) { return Send(r, s); };
-  auto result = CallJson(
-      *this, "create bucket gs://" + std::string(bucket), Idempotency::kIdempotent,
-      [&] {
-        HttpRequest request;
-        request.method = "POST";
-        request.url = WithQuery(options_.endpoint + "/storage/v1/b", {{"project", std::string(project)}});
-        request.headers.Set("Content-Type", "application/json; charset=UTF-8");
-        request.body = body;
-        return request;
-      },
-      send);
-  return result.status();
+  // A repeated create cannot replace anything: it answers 409.
+  return CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&] {
+           HttpRequest request;
+           request.method = "POST";
+           request.url = WithQuery(options_.endpoint + "/storage/v1/b", {{"project", std::string(project)}});
+           request.headers.Set("Content-Type", "application/json; charset=UTF-8");
+           request.body = body;
+           return ExchangeJson(request, what);
+         })
+      .status();
 }
 
 Result<ObjectMetadata> GcsClient::GetObject(std::string_view bucket, std::string_view name,
                                             const Preconditions& preconditions) {
-  auto send = [this](HttpRequest& r, ResponseSink* s) { return Send(r, s); };
-  SPOOL_ASSIGN_OR_RETURN(std::string body, CallJson(
-                                               *this, "stat " + Url(bucket, name), Idempotency::kIdempotent,
-                                               [&] {
-                                                 Query query;
-                                                 AddPreconditions(query, preconditions);
-                                                 HttpRequest request;
-                                                 request.url = WithQuery(ObjectUrl(bucket, name), query);
-                                                 return request;
-                                               },
-                                               send));
+  const std::string what = "stat " + Url(bucket, name);
+  Query query;
+  AddPreconditions(query, preconditions);
+  const std::string url = WithQuery(ObjectUrl(bucket, name), query);
+  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&] {
+                           HttpRequest request;
+                           request.url = url;
+                           return ExchangeJson(request, what);
+                         }));
   return ParseObject(body);
 }
 
@@ -264,7 +264,8 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
   const std::string what = "read " + Url(request.bucket, request.name);
   ReadObjectResult result;
   std::optional<int64_t> pinned = request.if_generation_match;
-  Status status = Retry(
+  // One download: a retry resumes at the byte the broken attempt reached.
+  Status status = CallWithRetry(
       options_.retry, Idempotency::kIdempotent, what,
       [&]() -> Status {
         const uint64_t start = request.offset + result.bytes;
@@ -297,15 +298,15 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
                                          std::to_string(*pinned) + " is gone); open it again to read the new version");
         }
         return ErrorFromResponse(*response, what);
-      },
-      options_.retry_environment);
+      });
   if (!status.ok()) return status;
   return result;
 }
 
 Result<ObjectMetadata> GcsClient::InsertObject(std::string_view bucket, const NewObject& object,
                                                std::string_view data, const Preconditions& preconditions,
-                                               Idempotency idempotency) {
+                                               Attempts* attempts) {
+  const std::string what = "write " + Url(bucket, object.name);
   const std::string boundary = RandomBoundary();
   const std::string head = "--" + boundary + "\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n" +
                            NewObjectJson(object) + "\r\n--" + boundary + "\r\nContent-Type: " +
@@ -315,10 +316,9 @@ Result<ObjectMetadata> GcsClient::InsertObject(std::string_view bucket, const Ne
   Query query{{"uploadType", "multipart"}};
   AddPreconditions(query, preconditions);
   const std::string url = WithQuery(options_.endpoint + "/upload/storage/v1/b/" + PercentEncode(bucket) + "/o", query);
-  auto send = [this](HttpRequest& r, ResponseSink* s) { return Send(r, s); };
   PiecesSource source({head, data, tail});
-  SPOOL_ASSIGN_OR_RETURN(std::string body, CallJson(
-                                               *this, "write " + Url(bucket, object.name), idempotency,
+  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(
+                                               options_.retry, IdempotencyOf(preconditions), what,
                                                [&] {
                                                  source.Rewind();
                                                  HttpRequest request;
@@ -328,9 +328,9 @@ Result<ObjectMetadata> GcsClient::InsertObject(std::string_view bucket, const Ne
                                                                      "multipart/related; boundary=" + boundary);
                                                  request.body_source = &source;
                                                  request.body_size = source.size();
-                                                 return request;
+                                                 return ExchangeJson(request, what);
                                                },
-                                               send));
+                                               attempts));
   return ParseObject(body);
 }
 
@@ -342,22 +342,19 @@ Result<std::string> GcsClient::StartResumableUpload(std::string_view bucket, con
   const std::string url = WithQuery(options_.endpoint + "/upload/storage/v1/b/" + PercentEncode(bucket) + "/o", query);
   const std::string metadata = NewObjectJson(object);
   // Starting a session twice only leaves an unused session behind.
-  return Retry(
-      options_.retry, Idempotency::kIdempotent, what,
-      [&]() -> Result<std::string> {
-        HttpRequest request;
-        request.method = "POST";
-        request.url = url;
-        request.headers.Set("Content-Type", "application/json; charset=UTF-8");
-        if (!object.content_type.empty()) request.headers.Set("X-Upload-Content-Type", object.content_type);
-        request.body = metadata;
-        SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
-        if (!response.ok()) return ErrorFromResponse(response, what);
-        auto location = response.headers.Get("Location");
-        if (!location || location->empty()) return InternalError(what + ": the answer has no Location header");
-        return *location;
-      },
-      options_.retry_environment);
+  return CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&]() -> Result<std::string> {
+    HttpRequest request;
+    request.method = "POST";
+    request.url = url;
+    request.headers.Set("Content-Type", "application/json; charset=UTF-8");
+    if (!object.content_type.empty()) request.headers.Set("X-Upload-Content-Type", object.content_type);
+    request.body = metadata;
+    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
+    if (!response.ok()) return ErrorFromResponse(response, what);
+    auto location = response.headers.Get("Location");
+    if (!location || location->empty()) return InternalError(what + ": the answer has no Location header");
+    return *location;
+  });
 }
 
 namespace {
@@ -418,6 +415,7 @@ Status GcsClient::CancelUpload(const std::string& session_uri) {
 }
 
 Result<ObjectListPage> GcsClient::ListObjects(std::string_view bucket, const ListObjectsRequest& list) {
+  const std::string what = "list " + Url(bucket, list.prefix);
   Query query;
   if (!list.prefix.empty()) query.emplace_back("prefix", list.prefix);
   if (!list.delimiter.empty()) query.emplace_back("delimiter", list.delimiter);
@@ -425,33 +423,29 @@ Result<ObjectListPage> GcsClient::ListObjects(std::string_view bucket, const Lis
   if (list.max_results > 0) query.emplace_back("maxResults", std::to_string(list.max_results));
   if (!list.fields.empty()) query.emplace_back("fields", list.fields);
   const std::string url = WithQuery(options_.endpoint + "/storage/v1/b/" + PercentEncode(bucket) + "/o", query);
-  auto send = [this](HttpRequest& r, ResponseSink* s) { return Send(r, s); };
-  SPOOL_ASSIGN_OR_RETURN(std::string body, CallJson(
-                                               *this, "list " + Url(bucket, list.prefix), Idempotency::kIdempotent,
-                                               [&] {
-                                                 HttpRequest request;
-                                                 request.url = url;
-                                                 return request;
-                                               },
-                                               send));
+  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&] {
+                           HttpRequest request;
+                           request.url = url;
+                           return ExchangeJson(request, what);
+                         }));
   return ParseObjectList(body);
 }
 
 Status GcsClient::DeleteObject(std::string_view bucket, std::string_view name, const Preconditions& preconditions,
-                               Idempotency idempotency) {
+                               Attempts* attempts) {
+  const std::string what = "delete " + Url(bucket, name);
   Query query;
   AddPreconditions(query, preconditions);
   const std::string url = WithQuery(ObjectUrl(bucket, name), query);
-  auto send = [this](HttpRequest& r, ResponseSink* s) { return Send(r, s); };
-  return CallJson(
-             *this, "delete " + Url(bucket, name), idempotency,
+  return CallWithRetry(
+             options_.retry, IdempotencyOf(preconditions), what,
              [&] {
                HttpRequest request;
                request.method = "DELETE";
                request.url = url;
-               return request;
+               return ExchangeJson(request, what);
              },
-             send)
+             attempts)
       .status();
 }
 
@@ -459,6 +453,7 @@ Result<RewriteProgress> GcsClient::RewriteObject(std::string_view source_bucket,
                                                  std::optional<int64_t> source_generation, std::string_view bucket,
                                                  std::string_view name, const std::string& rewrite_token,
                                                  const Preconditions& preconditions) {
+  const std::string what = "copy " + Url(source_bucket, source_name) + " to " + Url(bucket, name);
   Query query;
   if (source_generation) query.emplace_back("sourceGeneration", std::to_string(*source_generation));
   if (!rewrite_token.empty()) query.emplace_back("rewriteToken", rewrite_token);
@@ -466,22 +461,16 @@ Result<RewriteProgress> GcsClient::RewriteObject(std::string_view source_bucket,
   const std::string url = WithQuery(ObjectUrl(source_bucket, source_name) + "/rewriteTo/b/" + PercentEncode(bucket) +
                                         "/o/" + PercentEncode(name),
                                     query);
-  auto send = [this](HttpRequest& r, ResponseSink* s) { return Send(r, s); };
-  // Rewriting one pinned source generation again yields the same object, so
-  // a retry is safe even without a precondition on the destination.
-  SPOOL_ASSIGN_OR_RETURN(std::string body,
-                         CallJson(
-                             *this, "copy " + Url(source_bucket, source_name) + " to " + Url(bucket, name),
-                             Idempotency::kIdempotent,
-                             [&] {
-                               HttpRequest request;
-                               request.method = "POST";
-                               request.url = url;
-                               request.headers.Set("Content-Type", "application/json; charset=UTF-8");
-                               request.body = "{}";
-                               return request;
-                             },
-                             send));
+  // Rewriting one pinned source generation again yields the same object.
+  const Idempotency idempotency = source_generation ? Idempotency::kIdempotent : IdempotencyOf(preconditions);
+  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_.retry, idempotency, what, [&] {
+                           HttpRequest request;
+                           request.method = "POST";
+                           request.url = url;
+                           request.headers.Set("Content-Type", "application/json; charset=UTF-8");
+                           request.body = "{}";
+                           return ExchangeJson(request, what);
+                         }));
   return ParseRewriteResponse(body);
 }
 

@@ -1,12 +1,19 @@
 // GcsClient: one method per Cloud Storage JSON API operation spool uses.
 //
-// Each method is one HTTP exchange (one page, one chunk) run inside
-// spool::Retry where it is safe to repeat: reads, lists and metadata always;
-// writes and deletes only when they carry a precondition (the caller says so
-// through `idempotency`); resumable-session steps are single exchanges, left
-// to the caller's recovery (see resumable_upload.h). A 401 with a cached
-// token refreshes the token once. Errors come from gcs/errors.h and name the
-// gs:// URL. Thread-safe: one client serves many threads.
+// Each method is one HTTP exchange (one object, one page, one chunk), and
+// this client is the only layer that retries it: every method goes through
+// one helper that runs the exchange inside spool::Retry with the options'
+// RetryOptions, so callers never wrap a method in a retry loop of their own.
+// Whether an exchange may be repeated is derived from the request itself
+// (IdempotencyOf): reads, lists and metadata always; a write or delete only
+// with an ifGenerationMatch / ifMetagenerationMatch precondition (a repeat
+// then answers 412 instead of acting twice), so an unconditional insert or
+// delete is tried once. Resumable-session steps (UploadChunk, QueryUpload,
+// CancelUpload) are single attempts: the resumable protocol's recovery
+// (ask the session, send the rest) belongs to resumable_upload.h. A 401 with
+// a cached token refreshes the token once within the same attempt. Errors
+// come from gcs/errors.h and name the gs:// URL. Thread-safe: one client
+// serves many threads.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +39,7 @@ struct ClientOptions {
   std::string endpoint = std::string(kDefaultEndpoint);
   std::shared_ptr<HttpTransport> transport;  // required
   std::shared_ptr<Credentials> credentials;  // required (anonymous for none)
-  RetryPolicy retry;
-  RetryEnvironment retry_environment;  // empty members: defaults
+  RetryOptions retry;
 };
 
 // Preconditions: https://cloud.google.com/storage/docs/request-preconditions
@@ -42,6 +48,18 @@ struct Preconditions {
   std::optional<int64_t> if_generation_match;
   std::optional<int64_t> if_generation_not_match;
   std::optional<int64_t> if_metageneration_match;
+};
+
+// A write or delete carrying a generation or metageneration match is safe
+// to repeat (a repeat after a lost success fails with 412 rather than acting
+// twice); without one it is not. ifGenerationNotMatch does not make it safe.
+Idempotency IdempotencyOf(const Preconditions& preconditions);
+
+// How many attempts a retried exchange made, for a caller that must tell
+// "someone else's object" from "our own earlier attempt whose answer was
+// lost" after a 412 (more than one attempt: it may be ours).
+struct Attempts {
+  int count = 0;
 };
 
 struct ListObjectsRequest {
@@ -97,12 +115,15 @@ class GcsClient {
                                       const std::function<Status(std::string_view)>& write);
 
   // objects.insert with uploadType=multipart: metadata (with the crc32c the
-  // service checks) and data in one request.
+  // service checks) and data in one request. Retried only under a
+  // precondition (IdempotencyOf); `attempts`, when given, receives how many
+  // were made.
   Result<ObjectMetadata> InsertObject(std::string_view bucket, const NewObject& object, std::string_view data,
-                                      const Preconditions& preconditions, Idempotency idempotency);
+                                      const Preconditions& preconditions, Attempts* attempts = nullptr);
 
   // Resumable uploads (https://cloud.google.com/storage/docs/performing-resumable-uploads).
   // Starts a session and returns its URI (a capability: keep it private).
+  // Retried: a repeat at worst leaves an unused session behind.
   Result<std::string> StartResumableUpload(std::string_view bucket, const NewObject& object,
                                            const Preconditions& preconditions);
   // Sends `data` at `offset`. `total` is the object size when this is the
@@ -121,10 +142,13 @@ class GcsClient {
   Result<ObjectListPage> ListObjects(std::string_view bucket, const ListObjectsRequest& request);
 
   // objects.delete. NotFound is reported (the store decides what it means).
+  // Retried only under a precondition (IdempotencyOf).
   Status DeleteObject(std::string_view bucket, std::string_view name, const Preconditions& preconditions,
-                      Idempotency idempotency);
+                      Attempts* attempts = nullptr);
 
   // objects.rewrite, one call; pass the previous call's rewrite_token to go on.
+  // Retried when the destination has a precondition or the source
+  // generation is pinned (a repeat then writes the same bytes again).
   Result<RewriteProgress> RewriteObject(std::string_view source_bucket, std::string_view source_name,
                                         std::optional<int64_t> source_generation, std::string_view bucket,
                                         std::string_view name, const std::string& rewrite_token,
@@ -134,6 +158,9 @@ class GcsClient {
   // Adds the Authorization header, sends, and on a 401 with a token
   // refreshes it and sends once more.
   Result<HttpResponse> Send(HttpRequest& request, ResponseSink* sink);
+  // One JSON API attempt: sends `request` and returns its 2xx body, or the
+  // mapped error.
+  Result<std::string> ExchangeJson(HttpRequest& request, const std::string& what);
   std::string ObjectUrl(std::string_view bucket, std::string_view name) const;
 
   ClientOptions options_;

@@ -42,7 +42,7 @@ std::shared_ptr<Credentials> MakeTokenCredentials(TokenCache::Fetch fetch, std::
 
 Result<std::shared_ptr<Credentials>> LoadCredentialsFile(const std::string& path, std::string origin,
                                                          std::shared_ptr<HttpTransport> transport,
-                                                         RetryPolicy retry) {
+                                                         RetryOptions retry) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return NotFoundError("cannot read the Google credentials file " + path + " (" + origin +

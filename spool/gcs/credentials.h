@@ -51,32 +51,34 @@ std::shared_ptr<Credentials> MakeTokenCredentials(TokenCache::Fetch fetch, std::
 // from, for Describe() (e.g. "GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json").
 Result<std::shared_ptr<Credentials>> MakeServiceAccountCredentials(const CredentialsFile& key, std::string origin,
                                                                    std::shared_ptr<HttpTransport> transport,
-                                                                   RetryPolicy retry = {});
+                                                                   RetryOptions retry = {});
 
 // An authorized_user file (what `gcloud auth application-default login`
 // writes): tokens come from exchanging its refresh token at token_uri
 // (Google's endpoint unless the file names another).
 Result<std::shared_ptr<Credentials>> MakeAuthorizedUserCredentials(const CredentialsFile& file, std::string origin,
                                                                    std::shared_ptr<HttpTransport> transport,
-                                                                   RetryPolicy retry = {});
+                                                                   RetryOptions retry = {});
 
 // Reads a JSON credentials file and makes the credentials its "type" names.
 // Errors name the file and say what is wrong with it (never its contents).
 Result<std::shared_ptr<Credentials>> LoadCredentialsFile(const std::string& path, std::string origin,
                                                          std::shared_ptr<HttpTransport> transport,
-                                                         RetryPolicy retry = {});
+                                                         RetryOptions retry = {});
 
 // The GCE/GKE metadata server (Workload Identity on GKE). `host` is
 // "host[:port]" (GCE_METADATA_HOST) or empty for 169.254.169.254. Each
 // request has short timeouts; `retry` covers a metadata server that is not
-// ready yet in the first seconds of a pod.
+// ready yet in the first seconds of a pod (its environment, as everywhere,
+// lets tests run the backoff on a fake clock).
 struct MetadataServerOptions {
   std::string host;
   std::chrono::milliseconds timeout{2'000};
-  RetryPolicy retry{.max_attempts = 8,
-                    .initial_backoff = std::chrono::milliseconds(200),
-                    .max_backoff = std::chrono::milliseconds(2'000),
-                    .max_elapsed = std::chrono::milliseconds(30'000)};
+  RetryOptions retry{.policy = {.max_attempts = 8,
+                                .initial_backoff = std::chrono::milliseconds(200),
+                                .max_backoff = std::chrono::milliseconds(2'000),
+                                .max_elapsed = std::chrono::milliseconds(30'000)},
+                       .environment = {}};
 };
 std::shared_ptr<Credentials> MakeMetadataServerCredentials(MetadataServerOptions options,
                                                            std::shared_ptr<HttpTransport> transport);

@@ -40,7 +40,9 @@ Result<std::shared_ptr<GcsStore>> GcsStore::Open(GcsStoreOptions options) {
     if (options.anonymous || emulator) {
       options.credentials = MakeAnonymousCredentials();
     } else {
-      auto found = FindDefaultCredentials(options.transport);
+      DefaultCredentialsEnvironment lookup;
+      lookup.retry = options.retry;
+      auto found = FindDefaultCredentials(options.transport, lookup);
       if (!found.ok()) return found.status().WithContext("open gs://" + options.bucket);
       options.credentials = *std::move(found);
     }
@@ -99,7 +101,7 @@ Result<std::unique_ptr<GcsWriter>> GcsStore::MakeWriter(std::string_view key, co
   settings.resumable.chunks_in_flight = options_.chunks_in_flight;
   settings.resumable.executor = options_.executor;
   settings.resumable.budget = options_.budget;
-  settings.resumable.retry = options_.retry;
+  settings.resumable.retry = options_.retry.policy;
   return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), options, settings, resumable);
 }
 
@@ -119,31 +121,30 @@ Result<std::unique_ptr<GcsWriter>> GcsStore::ResumeWrite(std::string_view key, c
   settings.resumable.chunks_in_flight = options_.chunks_in_flight;
   settings.resumable.executor = options_.executor;
   settings.resumable.budget = options_.budget;
-  settings.resumable.retry = options_.retry;
+  settings.resumable.retry = options_.retry.policy;
   return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), WriteOptions{}, settings,
                                /*resumable=*/true, state);
 }
 
 Status GcsStore::Delete(std::string_view key) {
-  // One unconditional attempt first (the common case: one request). If its
-  // fate is unknown, retries go only under ifGenerationMatch of what is
-  // there now, so that no retry removes an object written after we looked.
-  Status first = client_->DeleteObject(options_.bucket, key, Preconditions{}, Idempotency::kNonIdempotent);
+  // One unconditional attempt first (the common case: one request; the
+  // client does not repeat it). If its fate is unknown, reconcile once: look
+  // at what is there now and delete exactly that generation, a request the
+  // client may repeat because the precondition makes it safe.
+  Status first = client_->DeleteObject(options_.bucket, key, Preconditions{});
   if (first.ok() || first.code() == StatusCode::kNotFound) return OkStatus();
   if (!IsRetryable(first)) return first;
-  for (int round = 0; round < 3; ++round) {
-    auto current = client_->GetObject(options_.bucket, key);
-    if (!current.ok()) {
-      return current.status().code() == StatusCode::kNotFound ? OkStatus() : current.status();
-    }
-    Preconditions unchanged;
-    unchanged.if_generation_match = current->generation;
-    Status status = client_->DeleteObject(options_.bucket, key, unchanged, Idempotency::kIdempotent);
-    if (status.ok() || status.code() == StatusCode::kNotFound) return OkStatus();
-    if (status.remote().http_status != 412) return status;
+  auto current = client_->GetObject(options_.bucket, key);
+  if (!current.ok()) return current.status().code() == StatusCode::kNotFound ? OkStatus() : current.status();
+  Preconditions unchanged;
+  unchanged.if_generation_match = current->generation;
+  Status status = client_->DeleteObject(options_.bucket, key, unchanged);
+  // 412: the generation we saw was replaced by a write that ran while this
+  // delete did; the delete is ordered before that write, which stays.
+  if (status.ok() || status.code() == StatusCode::kNotFound || status.remote().http_status == 412) {
+    return OkStatus();
   }
-  return Status(StatusCode::kUnavailable,
-                "delete " + Describe(key) + ": the object kept being replaced while deleting it; try again");
+  return status;
 }
 
 Result<std::vector<DeleteFailure>> GcsStore::DeleteMany(const std::vector<std::string>& keys) {

@@ -40,7 +40,9 @@ struct GcsStoreOptions {
   HttpOptions http;
   Executor* executor = nullptr;  // default: DefaultExecutor()
   ByteBudget* budget = nullptr;  // default: DefaultByteBudget()
-  RetryPolicy retry;
+  // Every request of the store and of its credentials retries with these
+  // (the environment lets tests run the backoff on a fake clock).
+  RetryOptions retry;
 
   uint64_t resumable_threshold = 8ull << 20;  // larger objects use a resumable upload
   uint64_t chunk_size = 16ull << 20;          // resumable chunk (multiple of 256 KiB)

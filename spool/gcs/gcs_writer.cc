@@ -47,8 +47,10 @@ Status GcsWriterImpl::StartResumable(std::optional<ResumableUploadState> resume)
   ResumableUploadState state;
   if (resume) {
     // Ask the session where it stands before trusting the saved state.
-    auto status = Retry(settings_.resumable.retry, Idempotency::kIdempotent, "resume the upload to " + url_,
-                        [&] { return client_->QueryUpload(resume->session_uri); });
+    // A status query (one exchange) changes nothing, so it is repeated.
+    const RetryOptions& retry = client_->options().retry;
+    auto status = Retry(retry.policy, Idempotency::kIdempotent, "resume the upload to " + url_,
+                        [&] { return client_->QueryUpload(resume->session_uri); }, retry.environment);
     if (!status.ok()) return status.status().WithContext("resume the upload to " + url_);
     if (status->object) {
       return FailedPreconditionError("the resumable upload to " + url_ + " is already complete");
@@ -96,48 +98,46 @@ Status GcsWriterImpl::CreateOnlyConflict(const Status& status) const {
   return status;
 }
 
-bool GcsWriterImpl::AlreadyStoredByUs(uint32_t crc, uint64_t size, ObjectMetadata* object) {
-  auto current = client_->GetObject(bucket_, key_);
-  if (!current.ok() || current->size != size || current->crc32c != crc) return false;
-  *object = std::move(*current);
-  return true;
+bool GcsWriterImpl::IsOurs(const ObjectMetadata& stored, uint32_t crc, uint64_t size) const {
+  if (stored.size != size || stored.crc32c != crc) return false;
+  const std::string content_type = MakeNewObject(key_, options_, crc).content_type;
+  return stored.content_type.empty() || stored.content_type == content_type;
 }
 
+// The client retries the insert only when it carries a precondition; this
+// function adds no retry loop of its own, only explicit reconciliation when
+// an attempt's outcome is unknown.
 Result<ObjectMetadata> GcsWriterImpl::CommitSmall() {
   const uint32_t crc = crc32c::Value(buffer_);
   const NewObject object = MakeNewObject(key_, options_, crc);
   Preconditions preconditions = WritePreconditions();
-  int attempts = 0;
-  auto insert = [&] {
-    ++attempts;
-    return client_->InsertObject(bucket_, object, buffer_, preconditions, Idempotency::kIdempotent);
-  };
-  auto run = [&](Idempotency idempotency) {
-    return Retry(client_->options().retry, idempotency, "write " + url_, insert,
-                 client_->options().retry_environment);
-  };
-  // With a precondition a repeated insert cannot overwrite someone else's
-  // object, so it is retried; without one, a failed attempt is first
-  // checked, and retried only under a precondition on what is there now.
-  const bool conditional = preconditions.if_generation_match.has_value();
-  auto result = run(conditional ? Idempotency::kIdempotent : Idempotency::kNonIdempotent);
-  ObjectMetadata stored;
-  if (!result.ok() && !conditional && IsRetryable(result.status())) {
-    if (AlreadyStoredByUs(crc, buffer_.size(), &stored)) return stored;
+  Attempts attempts;
+  auto result = client_->InsertObject(bucket_, object, buffer_, preconditions, &attempts);
+  if (result.ok()) return result;
+  if (!preconditions.if_generation_match && IsRetryable(result.status())) {
+    // The one unconditional attempt may or may not have stored the object.
+    // If it did not, write once more under a precondition on what is there
+    // now, so that the second write cannot replace someone else's newer one
+    // and may itself be retried.
     auto current = client_->GetObject(bucket_, key_);
     if (current.ok()) {
+      if (IsOurs(*current, crc, buffer_.size())) return *std::move(current);
       preconditions.if_generation_match = current->generation;
     } else if (current.status().code() == StatusCode::kNotFound) {
       preconditions.if_generation_match = 0;
     } else {
       return result.status();
     }
-    attempts = 0;
-    result = run(Idempotency::kIdempotent);
+    attempts = Attempts{};
+    result = client_->InsertObject(bucket_, object, buffer_, preconditions, &attempts);
+    if (result.ok()) return result;
   }
-  if (result.ok()) return result;
-  if (result.status().remote().http_status == 412 && attempts > 1 && AlreadyStoredByUs(crc, buffer_.size(), &stored)) {
-    return stored;  // an earlier attempt stored it; its answer was lost
+  // A 412 on a repeated conditional insert may answer our own earlier
+  // attempt whose success was lost on the way back: the object is ours when
+  // it holds exactly what we sent.
+  if (result.status().remote().http_status == 412 && attempts.count > 1) {
+    auto current = client_->GetObject(bucket_, key_);
+    if (current.ok() && IsOurs(*current, crc, buffer_.size())) return *std::move(current);
   }
   return CreateOnlyConflict(result.status());
 }

@@ -41,9 +41,9 @@ class GcsWriterImpl : public GcsWriter {
                 WriterSettings settings);
   Status StartResumable(std::optional<ResumableUploadState> resume);
   Result<ObjectMetadata> CommitSmall();
-  // After a create-only or retried write failed its precondition: did an
-  // earlier attempt of ours store exactly these bytes?
-  bool AlreadyStoredByUs(uint32_t crc, uint64_t size, ObjectMetadata* object);
+  // After an attempt whose outcome is unknown: does the object hold exactly
+  // what this write sent (size, CRC32C, content type)?
+  bool IsOurs(const ObjectMetadata& stored, uint32_t crc, uint64_t size) const;
   Status CreateOnlyConflict(const Status& status) const;
   Preconditions WritePreconditions() const;
 

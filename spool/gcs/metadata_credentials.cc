@@ -17,7 +17,8 @@ std::shared_ptr<Credentials> MakeMetadataServerCredentials(MetadataServerOptions
   const std::string url = "http://" + host + "/computeMetadata/v1/instance/service-accounts/default/token";
   auto fetch = [options, url, transport]() -> Result<AccessToken> {
     const std::string what = "fetch an access token from the metadata server at " + url;
-    return Retry(options.retry, Idempotency::kIdempotent, what, [&]() -> Result<AccessToken> {
+    return Retry(
+        options.retry.policy, Idempotency::kIdempotent, what, [&]() -> Result<AccessToken> {
       HttpRequest request;
       request.url = url;
       request.headers.Set("Metadata-Flavor", "Google");
@@ -37,7 +38,8 @@ std::shared_ptr<Credentials> MakeMetadataServerCredentials(MetadataServerOptions
       auto token = ParseTokenResponse(body);
       if (!token.ok()) return token.status().WithContext(what);
       return AccessToken{std::move(token->access_token), sent_at + std::chrono::seconds(token->expires_in)};
-    });
+        },
+        options.retry.environment);
   };
   return MakeTokenCredentials(std::move(fetch), "the metadata server at " + host +
                                                     " (GCE/GKE service account, Workload Identity)");

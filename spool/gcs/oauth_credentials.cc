@@ -19,10 +19,11 @@ constexpr std::chrono::seconds kAssertionLifetime{3600};
 // One exchange at `token_uri`; `form` is the urlencoded body. A refused
 // grant is Unauthenticated (retrying will not help); 5xx and transport
 // failures are retried.
-Result<AccessToken> ExchangeForToken(HttpTransport& transport, const RetryPolicy& retry, const std::string& token_uri,
+Result<AccessToken> ExchangeForToken(HttpTransport& transport, const RetryOptions& retry, const std::string& token_uri,
                                      const std::string& form, const std::string& who) {
   const std::string what = "fetch an access token for " + who + " from " + token_uri;
-  return Retry(retry, Idempotency::kIdempotent, what, [&]() -> Result<AccessToken> {
+  return Retry(
+      retry.policy, Idempotency::kIdempotent, what, [&]() -> Result<AccessToken> {
     HttpRequest request;
     request.method = "POST";
     request.url = token_uri;
@@ -42,14 +43,15 @@ Result<AccessToken> ExchangeForToken(HttpTransport& transport, const RetryPolicy
     auto token = ParseTokenResponse(body);
     if (!token.ok()) return token.status().WithContext(what);
     return AccessToken{std::move(token->access_token), sent_at + std::chrono::seconds(token->expires_in)};
-  });
+      },
+      retry.environment);
 }
 
 }  // namespace
 
 Result<std::shared_ptr<Credentials>> MakeServiceAccountCredentials(const CredentialsFile& key, std::string origin,
                                                                    std::shared_ptr<HttpTransport> transport,
-                                                                   RetryPolicy retry) {
+                                                                   RetryOptions retry) {
   if (key.client_email.empty() || key.private_key.empty()) {
     return InvalidArgumentError("the service account key (" + origin +
                                 ") lacks client_email or private_key: download a new JSON key");
@@ -74,7 +76,7 @@ Result<std::shared_ptr<Credentials>> MakeServiceAccountCredentials(const Credent
 
 Result<std::shared_ptr<Credentials>> MakeAuthorizedUserCredentials(const CredentialsFile& file, std::string origin,
                                                                    std::shared_ptr<HttpTransport> transport,
-                                                                   RetryPolicy retry) {
+                                                                   RetryOptions retry) {
   if (file.client_id.empty() || file.client_secret.empty() || file.refresh_token.empty()) {
     return InvalidArgumentError("the authorized_user credentials (" + origin +
                                 ") lack client_id, client_secret or refresh_token: run "

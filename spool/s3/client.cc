@@ -64,12 +64,11 @@ void AddChecksums(std::string_view body, bool payload_signed, KeyValues& headers
 }  // namespace
 
 S3Client::S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<HttpTransport> transport,
-                   std::shared_ptr<CredentialsProvider> credentials, RetryPolicy retry)
+                   std::shared_ptr<CredentialsProvider> credentials)
     : config_(std::move(config)),
       bucket_(std::move(bucket)),
       transport_(std::move(transport)),
       credentials_(std::move(credentials)),
-      retry_(retry),
       location_{config_.region, config_.endpoint} {}
 
 S3Client::Location S3Client::CurrentLocation() const {
@@ -160,11 +159,14 @@ Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* si
 
 Result<HttpResponse> S3Client::Send(const Request& request, std::string* body) {
   const std::string what = request.operation + " " + (request.key.empty() ? "s3://" + bucket_ : Describe(request.key));
-  return Retry(retry_, request.idempotency, what, [&]() -> Result<HttpResponse> {
-    if (body) body->clear();
-    StringSink sink(body);
-    return SendOnce(request, body ? &sink : nullptr);
-  });
+  return Retry(
+      config_.retry.policy, request.idempotency, what,
+      [&]() -> Result<HttpResponse> {
+        if (body) body->clear();
+        StringSink sink(body);
+        return SendOnce(request, body ? &sink : nullptr);
+      },
+      config_.retry.environment);
 }
 
 Result<ObjectInfo> S3Client::HeadObject(std::string_view key) {
@@ -185,7 +187,7 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
   const uint64_t last_byte = options.offset + buffer.size() - 1;
   bool at_end = false;  // the object ended before the buffer was full
   const std::string what = "GET " + Describe(key) + " at byte " + std::to_string(options.offset);
-  Status status = Retry(retry_, Idempotency::kIdempotent, what, [&]() -> Status {
+  Status status = Retry(config_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
     if (result.bytes == buffer.size() || at_end) return OkStatus();
     Request request{"GET", "GET", std::string(key), {}, {}, {}};
     request.headers.emplace_back(
@@ -222,7 +224,7 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
       result.crc32c = FullObjectCrc32c(response->headers);
     }
     return OkStatus();
-  });
+  }, config_.retry.environment);
   if (!status.ok()) return status;
   return result;
 }

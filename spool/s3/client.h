@@ -55,7 +55,7 @@ struct GetResult {
 class S3Client {
  public:
   S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<HttpTransport> transport,
-           std::shared_ptr<CredentialsProvider> credentials, RetryPolicy retry = {});
+           std::shared_ptr<CredentialsProvider> credentials);
 
   const std::string& bucket() const { return bucket_; }
   // As resolved at construction (region() may have moved since).
@@ -129,7 +129,6 @@ class S3Client {
   const std::string bucket_;
   const std::shared_ptr<HttpTransport> transport_;
   const std::shared_ptr<CredentialsProvider> credentials_;
-  const RetryPolicy retry_;
   mutable std::mutex location_mu_;
   Location location_;
 };

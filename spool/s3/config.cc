@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "spool/core/strings.h"
 #include "spool/s3/profile_files.h"
 
 namespace spool::s3 {
@@ -57,8 +58,7 @@ Result<Endpoint> ParseEndpoint(const std::string& text) {
   size_t scheme_end = text.find("://");
   if (scheme_end == std::string::npos) return invalid();
   Endpoint endpoint;
-  endpoint.scheme = text.substr(0, scheme_end);
-  std::transform(endpoint.scheme.begin(), endpoint.scheme.end(), endpoint.scheme.begin(), ::tolower);
+  endpoint.scheme = AsciiToLower(std::string_view(text).substr(0, scheme_end));
   if (endpoint.scheme != "http" && endpoint.scheme != "https") return invalid();
   std::string authority = text.substr(scheme_end + 3);
   size_t slash = authority.find('/');
@@ -151,6 +151,7 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
                                 " is outside S3's limits of 5 MiB to 5 GiB");
   }
   config.concurrency = options.concurrency > 0 ? options.concurrency : kDefaultConcurrency;
+  config.retry = options.retry;
   return config;
 }
 

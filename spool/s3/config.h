@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "spool/core/retry.h"
 #include "spool/core/status.h"
 #include "spool/core/storage/registry.h"
 #include "spool/s3/environment.h"
@@ -34,6 +35,10 @@ struct S3Options {
   PayloadSigning payload_signing = PayloadSigning::kAuto;
   uint64_t part_size = 0;  // 0: derived (see DefaultPartSize)
   int concurrency = 0;     // parts/ranges in flight per object; 0: derived
+  // How every request of the store retries, credential fetches included
+  // (they keep their own few attempts and take this environment), so that
+  // tests can run the backoff on a fake clock.
+  RetryOptions retry;
 };
 
 struct Endpoint {
@@ -60,6 +65,7 @@ struct ResolvedConfig {
   bool anonymous = false;
   uint64_t part_size = 0;
   int concurrency = 0;
+  RetryOptions retry;  // as given in S3Options
 };
 
 // Resolves everything for `bucket`. Errors are InvalidArgument naming the

@@ -123,8 +123,8 @@ std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& option
   return MakeChain({
       MakeEnvironmentCredentials(env),
       MakeProfileCredentials(env, options.profile),
-      MakeWebIdentityCredentials(env, options.profile, options.region, http),
-      MakeContainerCredentials(env, http),
+      MakeWebIdentityCredentials(env, options.profile, options.region, http, options.retry),
+      MakeContainerCredentials(env, http, options.retry),
       MakeInstanceMetadataCredentials(env, http),
   });
 }

@@ -53,12 +53,11 @@ Status HttpFailure(const std::string& source, const HttpResponse& response) {
 
 // One exchange with a credential endpoint, retried on connection errors and
 // 5xx answers (the answer of the last attempt is returned as is).
-Result<HttpResponse> SendWithRetries(HttpTransport& http, const HttpRequest& request, std::string* body,
-                                     const std::string& source) {
-  RetryPolicy policy;
-  policy.max_attempts = 3;
+Result<HttpResponse> SendWithRetries(HttpTransport& http, const RetryOptions& retry, const HttpRequest& request,
+                                     std::string* body, const std::string& source) {
   std::optional<HttpResponse> last;
-  Status status = Retry(policy, Idempotency::kIdempotent, source, [&]() -> Status {
+  Status status = Retry(
+      retry.policy, Idempotency::kIdempotent, source, [&]() -> Status {
     body->clear();
     last.reset();
     StringSink sink(body);
@@ -66,7 +65,8 @@ Result<HttpResponse> SendWithRetries(HttpTransport& http, const HttpRequest& req
     const bool server_error = response.status >= 500;
     last = std::move(response);
     return server_error ? UnavailableError(source + " answered HTTP " + std::to_string(last->status)) : OkStatus();
-  });
+      },
+      retry.environment);
   if (last && (status.ok() || status.code() == StatusCode::kUnavailable)) return std::move(*last);
   return status;
 }
@@ -92,8 +92,13 @@ std::string FormEncode(const KeyValues& fields) {
 
 class WebIdentityProvider : public CredentialsProvider {
  public:
-  WebIdentityProvider(EnvLookup env, std::string profile, std::string region, std::shared_ptr<HttpTransport> http)
-      : env_(std::move(env)), profile_(std::move(profile)), region_(std::move(region)), http_(std::move(http)) {}
+  WebIdentityProvider(EnvLookup env, std::string profile, std::string region, std::shared_ptr<HttpTransport> http,
+                      RetryOptions retry)
+      : env_(std::move(env)),
+        profile_(std::move(profile)),
+        region_(std::move(region)),
+        http_(std::move(http)),
+        retry_(std::move(retry)) {}
 
   Result<Credentials> Get() override {
     std::string token_file = env_("AWS_WEB_IDENTITY_TOKEN_FILE").value_or("");
@@ -137,7 +142,7 @@ class WebIdentityProvider : public CredentialsProvider {
     request.body = form;
     std::string body;
     const std::string source = "STS AssumeRoleWithWebIdentity at " + parsed.ToString() + " for " + role_arn;
-    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, SendWithRetries(*http_, request, &body, source));
+    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, SendWithRetries(*http_, retry_, request, &body, source));
     if (!response.ok()) {
       if (auto error = ParseStsError(response.error_body)) {
         StatusCode code = response.status >= 500 ? StatusCode::kUnavailable : StatusCode::kPermissionDenied;
@@ -157,11 +162,13 @@ class WebIdentityProvider : public CredentialsProvider {
   std::string profile_;
   std::string region_;
   std::shared_ptr<HttpTransport> http_;
+  const RetryOptions retry_;
 };
 
 class ContainerProvider : public CredentialsProvider {
  public:
-  ContainerProvider(EnvLookup env, std::shared_ptr<HttpTransport> http) : env_(std::move(env)), http_(std::move(http)) {}
+  ContainerProvider(EnvLookup env, std::shared_ptr<HttpTransport> http, RetryOptions retry)
+      : env_(std::move(env)), http_(std::move(http)), retry_(std::move(retry)) {}
 
   Result<Credentials> Get() override {
     std::string url;
@@ -189,7 +196,7 @@ class ContainerProvider : public CredentialsProvider {
     }
     const std::string source = "the container credentials endpoint " + url;
     std::string body;
-    auto response = SendWithRetries(*http_, request, &body, source);
+    auto response = SendWithRetries(*http_, retry_, request, &body, source);
     if (!response.ok()) return response.status();
     if (!response->ok()) return HttpFailure(source, *response);
     return FromJson(body, source);
@@ -199,6 +206,7 @@ class ContainerProvider : public CredentialsProvider {
  private:
   EnvLookup env_;
   std::shared_ptr<HttpTransport> http_;
+  const RetryOptions retry_;
 };
 
 class InstanceMetadataProvider : public CredentialsProvider {
@@ -262,13 +270,16 @@ class InstanceMetadataProvider : public CredentialsProvider {
 }  // namespace
 
 std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(EnvLookup env, std::string profile, std::string region,
-                                                                std::shared_ptr<HttpTransport> http) {
-  return MakeRefreshingCredentials(
-      std::make_shared<WebIdentityProvider>(std::move(env), std::move(profile), std::move(region), std::move(http)));
+                                                                std::shared_ptr<HttpTransport> http,
+                                                                RetryOptions retry) {
+  return MakeRefreshingCredentials(std::make_shared<WebIdentityProvider>(
+      std::move(env), std::move(profile), std::move(region), std::move(http), std::move(retry)));
 }
 
-std::shared_ptr<CredentialsProvider> MakeContainerCredentials(EnvLookup env, std::shared_ptr<HttpTransport> http) {
-  return MakeRefreshingCredentials(std::make_shared<ContainerProvider>(std::move(env), std::move(http)));
+std::shared_ptr<CredentialsProvider> MakeContainerCredentials(EnvLookup env, std::shared_ptr<HttpTransport> http,
+                                                              RetryOptions retry) {
+  return MakeRefreshingCredentials(
+      std::make_shared<ContainerProvider>(std::move(env), std::move(http), std::move(retry)));
 }
 
 std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(EnvLookup env,

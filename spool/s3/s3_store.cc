@@ -38,8 +38,9 @@ Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const 
   if (config.anonymous) {
     credentials = std::make_shared<StaticCredentialsProvider>(Credentials{}, "anonymous (--no-sign-request)");
   } else {
-    credentials = MakeDefaultChain(ChainOptions{"", "", "", options.store.profile, config.region}, env,
-                                   MakeCurlTransport(credential_http));
+    ChainOptions chain{"", "", "", options.store.profile, config.region};
+    chain.retry.environment = config.retry.environment;
+    credentials = MakeDefaultChain(chain, env, MakeCurlTransport(credential_http));
   }
   auto client = std::make_shared<S3Client>(std::move(config), bucket, std::move(transport), std::move(credentials));
   return std::make_shared<S3Store>(std::move(client), options.store.executor, options.store.budget);

@@ -125,7 +125,7 @@ TEST(GcsAuth, AuthorizedUserRefreshToken) {
 TEST(GcsAuth, MetadataServerIncludingOneThatIsNotReadyYet) {
   MetadataServerOptions options;
   options.host = "127.0.0.1:" + std::to_string(Server().port);
-  options.retry.initial_backoff = std::chrono::milliseconds(10);
+  options.retry.policy.initial_backoff = std::chrono::milliseconds(10);
   // A GKE metadata server answers 503 for the first moments of a pod.
   ArmFault(R"({"kind":"status","status":503,"count":2,"match":"/computeMetadata/"})");
   auto credentials = MakeMetadataServerCredentials(options, Transport());

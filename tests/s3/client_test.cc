@@ -84,9 +84,10 @@ RetryPolicy FastRetries() {
 }
 
 std::shared_ptr<S3Client> Client(std::shared_ptr<HttpTransport> transport, ResolvedConfig config = LocalConfig()) {
+  config.retry.policy = FastRetries();
   auto credentials = std::make_shared<StaticCredentialsProvider>(
       Credentials{"AKIDTEST", "secret", "", std::nullopt}, "test");
-  return std::make_shared<S3Client>(config, "bucket", std::move(transport), credentials, FastRetries());
+  return std::make_shared<S3Client>(config, "bucket", std::move(transport), credentials);
 }
 
 std::string RangeOf(const HttpRequest& request) { return request.headers.Get("range").value_or(""); }
@@ -215,6 +216,43 @@ TEST(S3Client, SlowDownIsRetriedAndAccessDeniedIsNot) {
   Status status = Client(denied)->DeleteObject("k");
   EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(denied_calls, 1);
+}
+
+// Against a server that always answers 503, each exchange makes exactly
+// policy.max_attempts attempts, with the backoff on a fake clock (the
+// policy's long delays would otherwise take minutes).
+TEST(S3Client, AttemptsAreBoundedByThePolicyOnAFakeClock) {
+  int calls = 0;
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ++calls;
+    ScriptedTransport::Answer answer;
+    answer.status = 503;
+    answer.body = "<Error><Code>ServiceUnavailable</Code><Message></Message></Error>";
+    return answer;
+  });
+  auto now = std::chrono::steady_clock::time_point{};
+  std::chrono::milliseconds slept{0};
+  ResolvedConfig config = LocalConfig();
+  config.retry.policy.max_attempts = 3;
+  config.retry.policy.initial_backoff = std::chrono::seconds(30);
+  config.retry.policy.max_backoff = std::chrono::seconds(60);
+  config.retry.environment.now = [&] { return now; };
+  config.retry.environment.sleep = [&](std::chrono::milliseconds delay) {
+    now += delay;
+    slept += delay;
+  };
+  config.retry.environment.uniform01 = [] { return 0.5; };
+  auto credentials = std::make_shared<StaticCredentialsProvider>(
+      Credentials{"AKIDTEST", "secret", "", std::nullopt}, "test");
+  S3Client client(config, "bucket", transport, credentials);
+
+  EXPECT_EQ(client.HeadObject("k").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(calls, 3);
+  calls = 0;
+  std::string buffer(10, '\0');
+  EXPECT_EQ(client.GetObject("k", GetOptions{}, std::span<char>(buffer)).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(calls, 3);
+  EXPECT_GE(slept, std::chrono::seconds(30));  // only the fake clock moved
 }
 
 TEST(S3Client, BrokenGetResumesAtTheByteItReached) {
