@@ -20,7 +20,6 @@
 #include <optional>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/copy_object.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
 #include "cli/progress.h"

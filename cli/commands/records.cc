@@ -204,48 +204,25 @@ Status RunManifest(const RecordsOptions& options, const GlobalOptions& global) {
     keys = std::move(set.keys);
   }
 
-  records::DatasetManifest manifest;
-  manifest.set_format_version(records::kManifestFormatVersion);
-  manifest.set_record_format("tfrecord");
-  manifest.set_compression(std::string(records::CompressionName(compression)));
-  manifest.set_created_by("spool " SPOOL_VERSION_STRING);
-  bool schema_known = false;
+  // The same builder as the sharded writer's, so this manifest is the one a
+  // single run would have written (schema inferred from every record).
+  records::ManifestBuilder builder(records::ManifestKeyFor(location.key), compression);
   for (const std::string& key : keys) {
     SPOOL_ASSIGN_OR_RETURN(ObjectInfo info, store.Stat(key));
-    records::ShardEntry* entry = manifest.add_shards();
-    entry->set_name(BaseName(key));
-    entry->set_bytes(info.size);
     SPOOL_ASSIGN_OR_RETURN(uint32_t crc, ComputeCrc32c(store, key));
-    entry->set_crc32c(crc);
     uint64_t count = 0;
     SPOOL_RETURN_IF_ERROR(ForEachRecord(store, key, [&](std::string_view record) -> Result<bool> {
-      if (!schema_known) {
-        schema_known = true;
-        Result<tensorflow::Example> example = records::ParseExample(record);
-        if (example.ok()) {
-          records::Schema* schema = manifest.mutable_schema();
-          schema->set_message_type("tensorflow.Example");
-          std::map<std::string, std::string> kinds;
-          for (const auto& [name, feature] : example->features().feature()) {
-            kinds[name] = std::string(records::FeatureKindName(records::KindOf(feature)));
-          }
-          for (const auto& [name, kind] : kinds) {
-            records::FeatureSchema* field = schema->add_features();
-            field->set_name(name);
-            field->set_kind(kind);
-          }
-        }
-      }
+      builder.NoteRecord(record);
       ++count;
       return true;
     }));
-    entry->set_records(count);
-    if (store.Stat(records::IndexKeyFor(key)).ok()) entry->set_index(BaseName(records::IndexKeyFor(key)));
-    manifest.set_total_records(manifest.total_records() + count);
-    manifest.set_total_bytes(manifest.total_bytes() + info.size);
+    const std::string index_key = records::IndexKeyFor(key);
+    const bool has_index = store.Stat(index_key).ok();
+    SPOOL_RETURN_IF_ERROR(builder.AddShard(key, count, info.size, crc, has_index ? index_key : std::string()));
   }
+  const records::DatasetManifest manifest = builder.Build();
   SPOOL_ASSIGN_OR_RETURN(std::string json, records::ManifestToJson(manifest));
-  const std::string manifest_key = records::ManifestKeyFor(location.key);
+  const std::string& manifest_key = builder.manifest_key();
   SPOOL_RETURN_IF_ERROR(WriteAll(store, manifest_key, json).status());
   if (global.json) {
     PrintLine("{\"manifest\":" + JsonString(store.Describe(manifest_key)) + ",\"shards\":" +

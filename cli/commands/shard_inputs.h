@@ -1,10 +1,13 @@
-// What `spool records` reads: the shards a URL names. A URL may be
+// What `spool records` reads: the shards a URL names, expanded by
+// records::ExpandInput (spool/records/dataset.h) with PlainKey::kShardOrDataset.
+// A URL may be
 //   - a dataset manifest ("...train.manifest.json"),
 //   - one shard (an object that exists),
-//   - a glob of shards ("s3://b/ds/train-*"; * ? and [...] in the key),
+//   - a glob of shards ("s3://b/ds/train-*"; '*', '?' and [...] stay within
+//     one folder, '**' crosses folders),
 //   - a dataset prefix ("s3://b/ds/train": its manifest when there is one,
 //     else every shard whose key starts with it) or a folder ("s3://b/ds/").
-// Index files (".idx") and manifests are never taken as shards.
+// Index files (".idx"), manifests and hidden files are never taken as shards.
 #pragma once
 
 #include <memory>
@@ -29,8 +32,5 @@ struct ShardSet {
 
 // NotFound when the URL names nothing (and says what was looked for).
 Result<ShardSet> ResolveShards(std::string_view url, const GlobalOptions& global);
-
-// True for keys that are index files or manifests, not shards.
-bool IsShardSidecar(std::string_view key);
 
 }  // namespace spool::cli

@@ -9,13 +9,13 @@
 #include <memory>
 
 #include "cli/commands/commands.h"
-#include "cli/commands/copy_object.h"
 #include "cli/commands/locations.h"
 #include "cli/commands/object_checksum.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "spool/core/cancel.h"
 #include "spool/core/executor.h"
+#include "spool/core/storage/transfer.h"
 
 namespace spool::cli {
 namespace {

@@ -79,6 +79,72 @@ Result<DatasetManifest> ReadManifest(ObjectStore& store, std::string_view manife
   return ParseManifest(json, store.Describe(manifest_key));
 }
 
+ManifestBuilder::ManifestBuilder(std::string manifest_key, Compression compression)
+    : manifest_key_(std::move(manifest_key)), folder_(FolderOf(manifest_key_)) {
+  manifest_.set_format_version(kManifestFormatVersion);
+  manifest_.set_record_format("tfrecord");
+  manifest_.set_compression(std::string(CompressionName(compression)));
+  manifest_.set_created_by("spool " SPOOL_VERSION_STRING);
+}
+
+void ManifestBuilder::SetSchema(Schema schema) { schema_ = std::move(schema); }
+
+void ManifestBuilder::NoteExample(const tensorflow::Example& example) {
+  if (schema_ || schema_unknown_) return;
+  for (const auto& [name, feature] : example.features().feature()) {
+    const FeatureKind kind = KindOf(feature);
+    if (kind == FeatureKind::kNone) continue;
+    auto [it, inserted] = seen_features_.emplace(name, std::string(FeatureKindName(kind)));
+    if (!inserted && it->second != FeatureKindName(kind)) it->second = "mixed";
+  }
+}
+
+void ManifestBuilder::NoteRecord(std::string_view record) {
+  if (schema_ || schema_unknown_) return;
+  Result<tensorflow::Example> example = ParseExample(record);
+  if (!example.ok()) {
+    schema_unknown_ = true;
+    seen_features_.clear();
+    return;
+  }
+  NoteExample(*example);
+}
+
+Status ManifestBuilder::AddShard(std::string_view key, uint64_t records, uint64_t bytes, uint32_t crc32c,
+                                 std::string_view index_key) {
+  for (std::string_view file : {key, index_key}) {
+    if (!file.empty() && (!file.starts_with(folder_) || !IsSafeName(file.substr(folder_.size())))) {
+      return InvalidArgumentError(std::string(file) + " is not in the folder of the manifest " + manifest_key_ +
+                                  "; a manifest lists the files in its folder or below it");
+    }
+  }
+  ShardEntry* entry = manifest_.add_shards();
+  entry->set_name(std::string(key.substr(folder_.size())));
+  entry->set_records(records);
+  entry->set_bytes(bytes);
+  entry->set_crc32c(crc32c);
+  if (!index_key.empty()) entry->set_index(std::string(index_key.substr(folder_.size())));
+  manifest_.set_total_records(manifest_.total_records() + records);
+  manifest_.set_total_bytes(manifest_.total_bytes() + bytes);
+  return OkStatus();
+}
+
+DatasetManifest ManifestBuilder::Build() const {
+  DatasetManifest manifest = manifest_;
+  if (schema_) {
+    *manifest.mutable_schema() = *schema_;
+  } else if (!schema_unknown_ && !seen_features_.empty()) {
+    Schema* schema = manifest.mutable_schema();
+    schema->set_message_type("tensorflow.Example");
+    for (const auto& [name, kind] : seen_features_) {
+      FeatureSchema* feature = schema->add_features();
+      feature->set_name(name);
+      feature->set_kind(kind);
+    }
+  }
+  return manifest;
+}
+
 std::vector<std::string> ShardKeys(std::string_view manifest_key, const DatasetManifest& manifest) {
   const std::string folder = FolderOf(manifest_key);
   std::vector<std::string> keys;

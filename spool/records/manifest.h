@@ -8,12 +8,17 @@
 // names; 64-bit counts are JSON strings, as that mapping has them.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
+#include "spool/records/compression.h"
+#include "spool/records/example.h"
 #include "spool/records/manifest.pb.h"
 
 namespace spool::records {
@@ -34,5 +39,39 @@ Result<spool::records::DatasetManifest> ReadManifest(ObjectStore& store, std::st
 // The store keys of the shards: each name resolved against the folder of
 // `manifest_key`.
 std::vector<std::string> ShardKeys(std::string_view manifest_key, const spool::records::DatasetManifest& manifest);
+
+// Builds a dataset manifest: the one place that decides its fields (format,
+// shard names, totals, schema, created_by), used by the sharded writer and by
+// `spool records manifest`, so both write the same manifest for the same
+// shards. Not thread-safe.
+class ManifestBuilder {
+ public:
+  ManifestBuilder(std::string manifest_key, Compression compression);
+
+  // The Examples' schema, when the caller knows it; inference stops.
+  void SetSchema(spool::records::Schema schema);
+  // Schema inference: every feature seen with a value kind, by name, with
+  // its kind ("mixed" when Examples disagree).
+  void NoteExample(const tensorflow::Example& example);
+  // Infers from a serialized record; a record that is not a tf.train.Example
+  // makes the schema unknown (the manifest then has none).
+  void NoteRecord(std::string_view record);
+
+  // Appends the next shard. `key` and `index_key` (empty: no index) must be
+  // in the manifest's folder or below it: InvalidArgument otherwise.
+  Status AddShard(std::string_view key, uint64_t records, uint64_t bytes, uint32_t crc32c,
+                  std::string_view index_key = {});
+
+  const std::string& manifest_key() const { return manifest_key_; }
+  spool::records::DatasetManifest Build() const;
+
+ private:
+  std::string manifest_key_;
+  std::string folder_;
+  spool::records::DatasetManifest manifest_;  // everything but the schema
+  std::optional<spool::records::Schema> schema_;
+  std::map<std::string, std::string> seen_features_;  // name -> kind
+  bool schema_unknown_ = false;
+};
 
 }  // namespace spool::records

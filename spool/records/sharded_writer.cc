@@ -19,11 +19,6 @@ uint64_t Fnv1a64(std::string_view text) {
   return hash;
 }
 
-std::string FolderOf(std::string_view key) {
-  const size_t slash = key.rfind('/');
-  return slash == std::string_view::npos ? std::string() : std::string(key.substr(0, slash + 1));
-}
-
 // Records waiting for a shard's task: payloads back to back, and their sizes.
 struct Batch {
   std::string data;
@@ -55,7 +50,11 @@ std::string ShardedWriter::ShardKey(std::string_view prefix, int index, int coun
 }
 
 ShardedWriter::ShardedWriter(ObjectStore& store, std::string prefix, const ShardedWriterOptions& options)
-    : store_(store), prefix_(std::move(prefix)), options_(options) {
+    : store_(store),
+      prefix_(std::move(prefix)),
+      options_(options),
+      manifest_(ManifestKeyFor(prefix_), options.compression) {
+  if (options_.schema) manifest_.SetSchema(*options_.schema);
   if (options_.executor == nullptr) options_.executor = &DefaultExecutor();
   options_.batch_bytes = std::max<size_t>(options_.batch_bytes, 1);
 }
@@ -185,23 +184,13 @@ Status ShardedWriter::Write(std::string_view key, std::string_view record) {
   return WriteTo(*shards_[Fnv1a64(key) % shards_.size()], record);
 }
 
-void ShardedWriter::NoteSchema(const tensorflow::Example& example) {
-  if (options_.schema) return;
-  for (const auto& [name, feature] : example.features().feature()) {
-    const FeatureKind kind = KindOf(feature);
-    if (kind == FeatureKind::kNone) continue;
-    auto [it, inserted] = seen_features_.emplace(name, std::string(FeatureKindName(kind)));
-    if (!inserted && it->second != FeatureKindName(kind)) it->second = "mixed";
-  }
-}
-
 Status ShardedWriter::WriteExample(const tensorflow::Example& example) {
-  NoteSchema(example);
+  manifest_.NoteExample(example);
   return Write(SerializeExample(example));
 }
 
 Status ShardedWriter::WriteExample(std::string_view key, const tensorflow::Example& example) {
-  NoteSchema(example);
+  manifest_.NoteExample(example);
   return Write(key, SerializeExample(example));
 }
 
@@ -219,39 +208,18 @@ Result<DatasetManifest> ShardedWriter::Close() {
   }
   if (!first_error.ok()) return Fail(std::move(first_error));
 
-  DatasetManifest manifest;
-  manifest.set_format_version(kManifestFormatVersion);
-  manifest.set_record_format("tfrecord");
-  manifest.set_compression(std::string(CompressionName(options_.compression)));
-  manifest.set_created_by("spool");
-  const std::string folder = FolderOf(prefix_);
   for (auto& shard : shards_) {
     const WrittenFile& file = *shard->written;
-    ShardEntry* entry = manifest.add_shards();
-    entry->set_name(file.key.substr(folder.size()));
-    entry->set_records(file.records);
-    entry->set_bytes(file.bytes);
-    entry->set_crc32c(file.crc32c);
-    if (!file.index_key.empty()) entry->set_index(file.index_key.substr(folder.size()));
-    manifest.set_total_records(manifest.total_records() + file.records);
-    manifest.set_total_bytes(manifest.total_bytes() + file.bytes);
-  }
-  if (options_.schema) {
-    *manifest.mutable_schema() = *options_.schema;
-  } else if (!seen_features_.empty()) {
-    Schema* schema = manifest.mutable_schema();
-    schema->set_message_type("tensorflow.Example");
-    for (const auto& [name, kind] : seen_features_) {
-      FeatureSchema* feature = schema->add_features();
-      feature->set_name(name);
-      feature->set_kind(kind);
+    if (Status added = manifest_.AddShard(file.key, file.records, file.bytes, file.crc32c, file.index_key);
+        !added.ok()) {
+      return Fail(std::move(added));
     }
   }
+  const DatasetManifest manifest = manifest_.Build();
   if (options_.write_manifest) {
     auto json = ManifestToJson(manifest);
     if (!json.ok()) return Fail(json.status());
-    const std::string manifest_key = ManifestKeyFor(prefix_);
-    auto written = WriteAll(store_, manifest_key, *json);
+    auto written = WriteAll(store_, manifest_.manifest_key(), *json);
     if (!written.ok()) return Fail(written.status().WithContext("writing the manifest of " + store_.Describe(prefix_)));
   }
   closed_ = true;

@@ -27,7 +27,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,7 +37,7 @@
 #include "spool/core/storage/object_store.h"
 #include "spool/records/compression.h"
 #include "spool/records/example.h"
-#include "spool/records/manifest.pb.h"
+#include "spool/records/manifest.h"
 #include "spool/records/record_writer.h"
 #include "spool/records/stealable_task.h"
 
@@ -97,14 +96,13 @@ class ShardedWriter {
   Status Dispatch(Shard& shard);
   void CloseInBackground(Shard& shard);
   Status Fail(Status status);
-  void NoteSchema(const tensorflow::Example& example);
 
   ObjectStore& store_;
   std::string prefix_;
   ShardedWriterOptions options_;
   std::vector<std::unique_ptr<Shard>> shards_;
   uint64_t next_round_robin_ = 0;
-  std::map<std::string, std::string> seen_features_;  // name -> kind
+  ManifestBuilder manifest_;  // shards are added at Close
   bool closed_ = false;
 };
 

@@ -1,9 +1,13 @@
-#include "spool/records/loader/inputs.h"
-
+// The loader's globs are records::GlobMatch (spool/records/dataset.h).
 #include <gtest/gtest.h>
+
+#include "spool/records/dataset.h"
 
 namespace spool::loader {
 namespace {
+
+using records::GlobMatch;
+using records::HasWildcard;
 
 TEST(Glob, StarStaysWithinAFolder) {
   EXPECT_TRUE(GlobMatch("data/train-*.tfrecord", "data/train-00001.tfrecord"));

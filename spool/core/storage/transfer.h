@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "spool/core/executor.h"
@@ -61,5 +62,19 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
 // computed over the bytes written.
 Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const std::filesystem::path& path,
                                 const TransferOptions& options = {});
+
+// One end of a copy between locations.
+struct ObjectEnd {
+  ObjectStore* store = nullptr;  // not owned; outlives the call
+  std::string key;
+  bool local = false;  // a file:// store: key is the path without its leading '/'
+};
+
+// Copies one object between any two locations the fastest way the two ends
+// allow: download to a file when the destination is local, upload from a
+// file when the source is, a server-side ObjectStore::Copy within one store
+// (falling back when the store has none), else a streamed CopyObject.
+// InvalidArgument when both ends are the same object.
+Result<ObjectInfo> CopyObjectBetween(const ObjectEnd& from, const ObjectEnd& to, const TransferOptions& options = {});
 
 }  // namespace spool

@@ -1,11 +1,13 @@
 // From the user's inputs (URLs, globs, dataset manifests) to the list of
 // shards a DataLoader reads, with what is known about each.
 //
+// Each input is expanded by records::ExpandInput (spool/records/dataset.h),
+// which owns the glob grammar and the rule for sidecar files:
 // - A URL names one shard.
 // - A glob ('*' and '?' within one path segment, '**' across segments,
 //   '[abc]' classes) lists the store under the part before the first
-//   wildcard and keeps the matching keys (index files "*.idx" and manifests
-//   never match as shards). No match is NotFound.
+//   wildcard and keeps the matching keys (index files "*.idx", manifests and
+//   hidden files never match as shards). No match is NotFound.
 // - A key ending in ".manifest.json" is a dataset manifest: its shards (names
 //   relative to the manifest's folder) with their record counts and sizes;
 //   no listing. Every shard is checked with Stat at open: a missing shard is
@@ -47,9 +49,5 @@ Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options, E
 // `executor`. `skip_damage` counts a damaged shard's readable records instead
 // of failing.
 Status LoadCounts(std::vector<ShardInfo>& shards, Executor& executor, bool skip_damage);
-
-// Glob matching on keys, exposed for tests.
-bool GlobMatch(std::string_view pattern, std::string_view key);
-bool HasWildcard(std::string_view text);
 
 }  // namespace spool::loader
