@@ -2,10 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "spool/core/storage/local_store.h"
@@ -52,29 +49,6 @@ void WriteFolder(const fs::path& folder, const std::map<std::string, std::string
     if (!out) throw std::runtime_error("cannot write " + file.string());
   }
   fs::create_directories(folder);
-}
-
-std::map<std::string, std::string> ReadFolder(const fs::path& folder) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    files[entry.path().lexically_relative(folder).generic_string()] = bytes.str();
-  }
-  return files;
-}
-
-ScratchFolder::ScratchFolder() {
-  std::string pattern = (fs::temp_directory_path() / "spool-ckpt-test-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-ScratchFolder::~ScratchFolder() {
-  std::error_code ignored;
-  fs::remove_all(path_, ignored);
 }
 
 void FaultyStore::FailWritesContaining(std::string text) {

@@ -1,6 +1,7 @@
 // Helpers shared by the checkpoint tests and the crash-test saver:
-// deterministic content, folder comparison, scratch folders and a store
-// wrapper that injects failures and pauses.
+// deterministic content, folders of files and a store wrapper that injects
+// failures and pauses. Temporary folders and reading a folder back are in
+// tests/support.
 #pragma once
 
 #include <atomic>
@@ -28,19 +29,6 @@ std::map<std::string, std::string> CrashStepFiles(int64_t step);
 
 // Writes `files` under `folder` (created), replacing what was there.
 void WriteFolder(const std::filesystem::path& folder, const std::map<std::string, std::string>& files);
-// Every regular file under `folder`: relative path -> bytes.
-std::map<std::string, std::string> ReadFolder(const std::filesystem::path& folder);
-
-// A fresh empty folder under the system temp folder, removed on destruction.
-class ScratchFolder {
- public:
-  ScratchFolder();
-  ~ScratchFolder();
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Where the manager tests save: a fresh in-memory bucket, or the local store
 // under `scratch`; the memory bucket is cleared on destruction.

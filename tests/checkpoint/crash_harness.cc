@@ -13,6 +13,7 @@
 
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
+#include "tests/support/files.h"
 
 extern char** environ;
 
@@ -112,7 +113,7 @@ void RunCrashTest(const CrashTestConfig& config) {
     Result<CheckpointManifest> restored = (*manager)->Restore(**latest, target);
     ASSERT_TRUE(restored.ok()) << restored.status().ToString();
     EXPECT_EQ(restored->metadata.at("step"), std::to_string(**latest));
-    ASSERT_TRUE(ReadFolder(target) == CrashStepFiles(**latest)) << "step " << **latest << " is not byte-identical";
+    ASSERT_TRUE(test_support::ReadTree(target) == CrashStepFiles(**latest)) << "step " << **latest << " is not byte-identical";
     // No manifest anywhere describes files that are missing or different.
     Result<std::vector<CheckpointManifest>> all = (*manager)->List();
     ASSERT_TRUE(all.ok()) << all.status().ToString();

@@ -5,12 +5,13 @@
 
 #include "tests/checkpoint/checkpoint_test_util.h"
 #include "tests/checkpoint/crash_harness.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
 
 TEST(CheckpointCrashTest, LatestIsAlwaysACommittedStepOnLocalFiles) {
-  testing::ScratchFolder scratch;
+  test_support::TempDir scratch("spool-ckpt-test");
   testing::CrashTestConfig config;
   config.root_url = "file://" + (scratch.path() / "store" / "ckpt").string();
   config.saver = SPOOL_CRASH_SAVER;

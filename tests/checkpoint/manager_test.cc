@@ -11,6 +11,8 @@
 #include "spool/core/storage/local_store.h"
 #include "spool/core/storage/memory_store.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
@@ -19,12 +21,12 @@ namespace fs = std::filesystem;
 using testing::CommittedSteps;
 using testing::DeterministicBytes;
 using testing::FaultyStore;
-using testing::ReadFolder;
-using testing::ScratchFolder;
 using testing::StoreKind;
 using testing::StoreKindName;
 using testing::TestRoot;
 using testing::WriteFolder;
+using test_support::ReadTree;
+using test_support::TempDir;
 
 // 20 files from 0 bytes to a few MiB, some in subfolders.
 std::map<std::string, std::string> MixedFolder(uint64_t seed) {
@@ -73,7 +75,7 @@ class ManagerTest : public ::testing::TestWithParam<StoreKind> {
     return names;
   }
 
-  ScratchFolder scratch_;
+  TempDir scratch_{"spool-ckpt-test"};
   std::optional<TestRoot> root_;
   std::shared_ptr<ObjectStore> inner_;
   std::shared_ptr<FaultyStore> store_;
@@ -100,7 +102,7 @@ TEST_P(ManagerTest, SavesAndRestoresAFolderByteIdentical) {
   EXPECT_EQ(restored->step, 1234);
   EXPECT_EQ(restored->metadata.at("loader"), "epoch=2");
   EXPECT_EQ(restored->files, saved->files);
-  EXPECT_EQ(ReadFolder(target), files);
+  EXPECT_EQ(ReadTree(target), files);
   EXPECT_TRUE(Siblings(target).empty()) << "no temporary folder left";
   EXPECT_TRUE(manager->Verify(1234).ok());
 }
@@ -113,7 +115,7 @@ TEST_P(ManagerTest, RestoreReplacesAnExistingFolderWholly) {
   fs::path target = Target();
   WriteFolder(target, {{"a.bin", "old a"}, {"stale.bin", "from an older run"}});
   ASSERT_TRUE(manager->Restore(1, target).ok());
-  EXPECT_EQ(ReadFolder(target), (std::map<std::string, std::string>{{"a.bin", "new a"},
+  EXPECT_EQ(ReadTree(target), (std::map<std::string, std::string>{{"a.bin", "new a"},
                                                                      {"dir/b.bin", DeterministicBytes(3, 70000)}}));
   EXPECT_TRUE(Siblings(target).empty());
 }
@@ -129,7 +131,7 @@ TEST_P(ManagerTest, SavesInMemoryBuffersAndFileLists) {
   ASSERT_TRUE(manager->Save(5, source).ok());
   fs::path target = Target();
   ASSERT_TRUE(manager->Restore(5, target).ok());
-  EXPECT_EQ(ReadFolder(target), (std::map<std::string, std::string>{
+  EXPECT_EQ(ReadTree(target), (std::map<std::string, std::string>{
                                     {"state/optimizer.bin", DeterministicBytes(8, 1 << 20)},
                                     {"empty", ""},
                                     {"model/weights.bin", DeterministicBytes(9, 300000)}}));
@@ -221,7 +223,7 @@ TEST_P(ManagerTest, CorruptedFileFailsRestoreAndLeavesTheTargetUntouched) {
   Status status = manager->Restore(7, target).status();
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
   EXPECT_NE(status.message().find("'model/bad.bin'"), std::string::npos) << status.message();
-  EXPECT_EQ(ReadFolder(target), before);
+  EXPECT_EQ(ReadTree(target), before);
   EXPECT_TRUE(Siblings(target).empty()) << "the temporary folder is removed";
 
   Status verified = manager->Verify(7);
@@ -231,7 +233,7 @@ TEST_P(ManagerTest, CorruptedFileFailsRestoreAndLeavesTheTargetUntouched) {
   // A truncated file is caught by its size.
   ASSERT_TRUE(WriteAll(*inner_, Key("step-000000000007/good.bin"), "short").ok());
   EXPECT_EQ(manager->Restore(7, target).status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(ReadFolder(target), before);
+  EXPECT_EQ(ReadTree(target), before);
 }
 
 TEST_P(ManagerTest, CraftedManifestCannotWriteOutsideTheFolder) {
@@ -271,7 +273,7 @@ TEST_P(ManagerTest, RefusesToReplaceASymbolicLink) {
   Status status = manager->Restore(1, link).status();
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << status.ToString();
   EXPECT_TRUE(fs::is_symlink(link));
-  EXPECT_EQ(ReadFolder(real), (std::map<std::string, std::string>{{"keep", "x"}}));
+  EXPECT_EQ(ReadTree(real), (std::map<std::string, std::string>{{"keep", "x"}}));
 }
 
 TEST_P(ManagerTest, SaveAsyncCapturesTheSourceAndWaitReturnsTheResult) {
@@ -297,7 +299,7 @@ TEST_P(ManagerTest, SaveAsyncCapturesTheSourceAndWaitReturnsTheResult) {
   EXPECT_EQ(manager->Wait().status().code(), StatusCode::kFailedPrecondition) << "nothing left to wait for";
   fs::path target = Target();
   ASSERT_TRUE(manager->Restore(10, target).ok());
-  EXPECT_EQ(ReadFolder(target), files);
+  EXPECT_EQ(ReadTree(target), files);
   EXPECT_EQ(std::count_if(fs::directory_iterator(scratch_.path()), fs::directory_iterator(),
                           [](const fs::directory_entry& e) {
                             return e.path().filename().string().starts_with(".spool-staging");

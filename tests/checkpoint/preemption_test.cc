@@ -19,6 +19,7 @@
 #include "spool/core/storage/local_store.h"
 #include "spool/core/storage/memory_store.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
@@ -27,10 +28,10 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::CommittedSteps;
 using testing::DeterministicBytes;
-using testing::ScratchFolder;
 using testing::StoreKind;
 using testing::StoreKindName;
 using testing::TestRoot;
+using test_support::TempDir;
 
 // Forwards to another store, but holds OpenWrite of keys containing `gated`
 // until Release() or until the caller's work is cancelled, as a request to a
@@ -125,7 +126,7 @@ class SaveBeforeDeadlineTest : public ::testing::TestWithParam<StoreKind> {
     return keys;
   }
 
-  ScratchFolder scratch_;
+  TempDir scratch_{"spool-ckpt-test"};
   std::optional<TestRoot> root_;
   std::shared_ptr<ObjectStore> inner_;
   std::string root_key_;

@@ -12,13 +12,15 @@
 #include "spool/register_backends.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
 #include "tests/checkpoint/crash_harness.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::DeterministicBytes;
-using testing::ScratchFolder;
+using test_support::TempDir;
 
 constexpr const char* kBucket = "spool-checkpoint-test";
 
@@ -63,7 +65,7 @@ class CheckpointS3Test : public ::testing::Test {
     ASSERT_TRUE(failures.ok() && failures->empty());
   }
 
-  ScratchFolder scratch_;
+  TempDir scratch_{"spool-ckpt-test"};
 };
 
 // CRC32C and size of a local file, streamed.
@@ -157,7 +159,7 @@ TEST_F(CheckpointS3Test, CorruptedObjectIsDataLossAndTheTargetStaysUntouched) {
   Status status = (*manager)->Restore(1, target).status();
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
   EXPECT_NE(status.message().find("'model/weights.bin'"), std::string::npos) << status.message();
-  EXPECT_EQ(testing::ReadFolder(target), (std::map<std::string, std::string>{{"previous.txt", "keep me"}}));
+  EXPECT_EQ(test_support::ReadTree(target), (std::map<std::string, std::string>{{"previous.txt", "keep me"}}));
   Erase(root);
 }
 

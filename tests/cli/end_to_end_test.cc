@@ -16,21 +16,11 @@ namespace fs = std::filesystem;
 using spool::cli::testing::Lines;
 using spool::cli::testing::Outcome;
 using spool::cli::testing::ReadFile;
-using spool::cli::testing::Tree;
+using spool::cli::testing::ReadTree;
 using spool::cli::testing::WriteFile;
 
 class SpoolCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "spool-cli-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = fs::canonical(pattern);
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
   // Runs spool with `args`, feeding `input` on standard input.
   Outcome Spool(const std::vector<std::string>& args, const std::string& input = "") {
     return spool::cli::testing::RunSpool(args, dir_, input);
@@ -46,7 +36,8 @@ class SpoolCli : public ::testing::Test {
     WriteFile(root / "sub/deeper/c.bin", std::string(20 << 20, 'c') + "end");
   }
 
-  fs::path dir_;
+  spool::test_support::TempDir temp_{"spool-cli-test"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(SpoolCli, PrintsItsVersion) {
@@ -60,14 +51,14 @@ TEST_F(SpoolCli, CopiesATreeBothWaysByteForByte) {
   Outcome out = Spool({"cp", "-r", (dir_ / "src").string(), (dir_ / "copy").string()});
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_EQ(Lines(out.out).size(), 5u) << out.out;
-  EXPECT_EQ(Tree(dir_ / "copy"), Tree(dir_ / "src"));
+  EXPECT_EQ(ReadTree(dir_ / "copy"), ReadTree(dir_ / "src"));
 
   // Back again through file:// URLs, into a folder that does not exist yet.
   Outcome back = Spool({"--quiet", "cp", "-r", "file://" + (dir_ / "copy").string() + "/",
                     "file://" + (dir_ / "back/nested").string()});
   ASSERT_EQ(back.exit_code, 0) << back.err;
   EXPECT_EQ(back.out, "");
-  EXPECT_EQ(Tree(dir_ / "back/nested"), Tree(dir_ / "src"));
+  EXPECT_EQ(ReadTree(dir_ / "back/nested"), ReadTree(dir_ / "src"));
   for (const auto& entry : fs::recursive_directory_iterator(dir_ / "back")) {
     EXPECT_EQ(entry.path().filename().string().find(".spool-tmp-"), std::string::npos) << entry.path();
   }

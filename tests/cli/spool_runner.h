@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
+
 namespace spool::cli::testing {
 
 struct Outcome {
@@ -20,21 +23,11 @@ struct Outcome {
 Outcome RunSpool(const std::vector<std::string>& args, const std::filesystem::path& scratch,
                  const std::string& input = "");
 
-// A fresh folder under the temporary directory, removed by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::filesystem::path& path() const { return path_; }
+using test_support::ReadFile;
+using test_support::ReadTree;
+using test_support::TempDir;
+using test_support::WriteFile;
 
- private:
-  std::filesystem::path path_;
-};
-
-std::string ReadFile(const std::filesystem::path& path);
-void WriteFile(const std::filesystem::path& path, const std::string& content);
 std::vector<std::string> Lines(const std::string& text);
-// Every regular file below `root`, by relative path, with its content.
-std::map<std::string, std::string> Tree(const std::filesystem::path& root);
 
 }  // namespace spool::cli::testing

@@ -12,18 +12,17 @@
 #include <random>
 
 #include "tests/cli/spool_runner.h"
+#include "tests/support/env.h"
+#include "tests/support/servers.h"
 
 namespace spool::cli::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Env(const char* name, std::string fallback = "") {
-  const char* value = std::getenv(name);
-  return value && *value ? value : fallback;
-}
+using test_support::GetEnv;
 
-std::string Backend() { return Env("SPOOL_CLI_TEST_BACKEND", "local"); }
+std::string Backend() { return GetEnv("SPOOL_CLI_TEST_BACKEND", "local"); }
 
 constexpr const char* kGcsBucket = "spool-cli-test";
 
@@ -32,9 +31,7 @@ class StoreCommands : public ::testing::Test {
   static void SetUpTestSuite() {
     if (Backend() != "gs") return;
     // The emulator convention: no credentials, this endpoint.
-    std::string port = ReadFile(fs::path(Env("SPOOL_GCS_SERVER_DIR")) / "port");
-    while (!port.empty() && (port.back() == '\n' || port.back() == ' ')) port.pop_back();
-    ::setenv("STORAGE_EMULATOR_HOST", ("http://127.0.0.1:" + port).c_str(), 1);
+    ::setenv("STORAGE_EMULATOR_HOST", test_support::GcsServerEndpoint().c_str(), 1);
   }
 
   void SetUp() override {
@@ -42,7 +39,7 @@ class StoreCommands : public ::testing::Test {
     const std::string unique = "cli-" + std::to_string(::getpid()) + "-" + std::to_string(random() % 1000000) + "-" +
                                ::testing::UnitTest::GetInstance()->current_test_info()->name();
     if (Backend() == "s3") {
-      root_ = "s3://" + Env("SPOOL_S3_TEST_BUCKET", "spool-test") + "/" + unique;
+      root_ = "s3://" + test_support::S3TestBucket("spool-test") + "/" + unique;
     } else if (Backend() == "gs") {
       Outcome made = Spool({"mb", std::string("gs://") + kGcsBucket});
       ASSERT_TRUE(made.exit_code == 0 || made.err.find("exists already") != std::string::npos) << made.err;
@@ -254,7 +251,7 @@ TEST_F(StoreCommands, SavesListsRestoresVerifiesAndPrunesCheckpoints) {
   EXPECT_NE(lines[1].find("\"metadata\":{\"loader\":\"e1\"}"), std::string::npos) << lines[1];
 
   ASSERT_EQ(Spool({"-q", "ckpt", "restore", root, Local("latest").string()}).exit_code, 0);
-  EXPECT_EQ(Tree(Local("latest")), Tree(Local("ckpt")));
+  EXPECT_EQ(ReadTree(Local("latest")), ReadTree(Local("ckpt")));
   ASSERT_EQ(Spool({"-q", "ckpt", "restore", root, "--step", "100", Local("old").string()}).exit_code, 0);
   EXPECT_EQ(ReadFile(Local("old/opt/state")), "optimizer");
 
@@ -290,7 +287,7 @@ TEST_F(StoreCommands, SyncCopiesOnlyWhatDiffers) {
   EXPECT_NE(third.out.find("1 copied, 1 deleted, 1 already up to date"), std::string::npos) << third.out;
   // And back down into a local folder.
   ASSERT_EQ(Spool({"-q", "sync", to, Local("back").string()}).exit_code, 0);
-  EXPECT_EQ(Tree(Local("back")), Tree(Local("tree")));
+  EXPECT_EQ(ReadTree(Local("back")), ReadTree(Local("tree")));
 }
 
 TEST_F(StoreCommands, CopiesATreeBothWaysByteForByte) {
@@ -303,7 +300,7 @@ TEST_F(StoreCommands, CopiesATreeBothWaysByteForByte) {
   EXPECT_EQ(Lines(up.out).size(), 4u) << up.out;
   Outcome down = Spool({"--quiet", "cp", "-r", Url("tree/"), Local("down").string()});
   ASSERT_EQ(down.exit_code, 0) << down.err;
-  EXPECT_EQ(Tree(Local("down")), Tree(Local("tree")));
+  EXPECT_EQ(ReadTree(Local("down")), ReadTree(Local("tree")));
 }
 
 TEST_F(StoreCommands, WhoamiAndDoctorDescribeAccess) {
@@ -312,8 +309,8 @@ TEST_F(StoreCommands, WhoamiAndDoctorDescribeAccess) {
   EXPECT_NE(whoami.out.find("identity"), std::string::npos) << whoami.out;
   if (Backend() == "s3") {
     EXPECT_NE(whoami.out.find("from         environment"), std::string::npos) << whoami.out;
-    EXPECT_EQ(whoami.out.find(Env("AWS_SECRET_ACCESS_KEY")), std::string::npos);
-    EXPECT_EQ(whoami.out.find(Env("AWS_ACCESS_KEY_ID")), std::string::npos);  // masked
+    EXPECT_EQ(whoami.out.find(GetEnv("AWS_SECRET_ACCESS_KEY")), std::string::npos);
+    EXPECT_EQ(whoami.out.find(GetEnv("AWS_ACCESS_KEY_ID")), std::string::npos);  // masked
   }
   Outcome doctor = Spool({"doctor", root_ + "/"});
   EXPECT_EQ(doctor.exit_code, 0) << doctor.out << doctor.err;

@@ -15,7 +15,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -26,6 +25,9 @@
 #include "spool/s3/s3_store.h"
 #include "tests/faults/fault_operations.h"
 #include "tests/faults/fault_proxy.h"
+#include "tests/support/env.h"
+#include "tests/support/servers.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::testing {
 namespace {
@@ -55,10 +57,7 @@ HttpOptions FaultHttp() {
   return http;
 }
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
+using test_support::GetEnv;
 
 // "http://127.0.0.1:47480" -> "127.0.0.1:47480".
 std::string HostPort(const std::string& url) {
@@ -67,18 +66,19 @@ std::string HostPort(const std::string& url) {
 }
 
 std::shared_ptr<ObjectStore> OpenS3(const std::string& endpoint, bool under_test) {
-  const std::string bucket = Env("SPOOL_S3_TEST_BUCKET");
+  const std::string bucket = test_support::S3TestBucket();
   s3::S3Options options;
   options.store.endpoint_url = endpoint;
   options.part_size = 5 << 20;
   options.concurrency = 4;
+  if (under_test) options.retry.policy = SmallRetry();
   auto config = s3::ResolveConfig(options, bucket, s3::ProcessEnvironment());
   EXPECT_TRUE(config.ok()) << config.status().ToString();
   if (!config.ok()) return nullptr;
   auto credentials = std::make_shared<s3::StaticCredentialsProvider>(
-      s3::Credentials{Env("AWS_ACCESS_KEY_ID"), Env("AWS_SECRET_ACCESS_KEY"), "", std::nullopt}, "test keys");
+      s3::Credentials{GetEnv("AWS_ACCESS_KEY_ID"), GetEnv("AWS_SECRET_ACCESS_KEY"), "", std::nullopt}, "test keys");
   auto client = std::make_shared<s3::S3Client>(*config, bucket, MakeCurlTransport(under_test ? FaultHttp() : HttpOptions{}),
-                                               credentials, under_test ? SmallRetry() : RetryPolicy{});
+                                               credentials);
   return std::make_shared<s3::S3Store>(client, nullptr, nullptr);
 }
 
@@ -89,7 +89,7 @@ std::shared_ptr<ObjectStore> OpenGcs(const std::string& endpoint, bool under_tes
   options.anonymous = true;
   if (under_test) {
     options.http = FaultHttp();
-    options.retry = SmallRetry();
+    options.retry.policy = SmallRetry();
   }
   options.resumable_threshold = 1 << 20;
   options.chunk_size = 512 << 10;
@@ -100,14 +100,6 @@ std::shared_ptr<ObjectStore> OpenGcs(const std::string& endpoint, bool under_tes
   Status created = (*store)->client().InsertBucket(options.bucket, "spool-test");
   EXPECT_TRUE(created.ok() || created.code() == StatusCode::kAlreadyExists) << created.ToString();
   return *store;
-}
-
-std::string GcsServerEndpoint() {
-  std::ifstream in(Env("SPOOL_GCS_SERVER_DIR") + "/port");
-  int port = 0;
-  in >> port;
-  EXPECT_NE(port, 0) << "the local GCS server is not running: run this test through ctest (fixture gcs_server)";
-  return "http://127.0.0.1:" + std::to_string(port);
 }
 
 // ---- Faults -------------------------------------------------------------------
@@ -238,10 +230,10 @@ class MatrixEnvironment : public ::testing::Environment {
     rig = new Rig;
     const std::string run = "faults-" + std::to_string(::getpid()) + "-" +
                             std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000);
-    const std::string s3_endpoint = Env("AWS_ENDPOINT_URL");
+    const std::string s3_endpoint = GetEnv("AWS_ENDPOINT_URL");
     ASSERT_FALSE(s3_endpoint.empty()) << "run through ctest: the ceph_rgw fixture sets AWS_ENDPOINT_URL";
     rig->s3_proxy = FaultProxy::Start(HostPort(s3_endpoint));
-    const std::string gcs_endpoint = GcsServerEndpoint();
+    const std::string gcs_endpoint = test_support::GcsServerEndpoint();
     rig->gcs_proxy = FaultProxy::Start(HostPort(gcs_endpoint));
     ASSERT_TRUE(rig->s3_proxy && rig->gcs_proxy);
     rig->s3 = {OpenS3(rig->s3_proxy->url(), true), OpenS3(s3_endpoint, false), run + "/fixed/", "", {}};
@@ -289,9 +281,9 @@ TEST_P(FaultMatrix, OkOrCleanError) {
   OperationContext context = op.backend == Backend::kS3 ? rig->s3 : rig->gcs;
   const std::string name = CellName(GetParam());
   context.prefix = context.fixed_prefix.substr(0, context.fixed_prefix.find('/') + 1) + name + "/";
-  char scratch_template[] = "/tmp/spool-faults-XXXXXX";
-  ASSERT_NE(::mkdtemp(scratch_template), nullptr);
-  context.scratch = scratch_template;
+  const test_support::TempDir scratch("spool-faults");
+  ASSERT_FALSE(scratch.path().empty());
+  context.scratch = scratch.path();
 
   proxy.Clear();
   if (op.setup) {
@@ -309,7 +301,6 @@ TEST_P(FaultMatrix, OkOrCleanError) {
   const auto elapsed = std::chrono::steady_clock::now() - start;
   proxy.Clear();
   const int applied = proxy.FaultsApplied();
-  std::filesystem::remove_all(context.scratch);
 
   std::string outcome = verdict.status.ok() ? "ok" : "err:" + std::string(StatusCodeName(verdict.status.code()));
   if (!verdict.violation.empty()) outcome = "BAD";

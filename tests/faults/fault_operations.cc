@@ -5,11 +5,11 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <sstream>
 
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/records/loader/data_loader.h"
 #include "spool/records/record_writer.h"
+#include "tests/support/files.h"
 
 namespace spool::testing {
 namespace {
@@ -226,18 +226,6 @@ CheckpointSource SourceOf(const std::map<std::string, std::string>& files) {
   return source;
 }
 
-std::map<std::string, std::string> ReadFolder(const std::filesystem::path& folder) {
-  std::map<std::string, std::string> files;
-  if (!std::filesystem::exists(folder)) return files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream bytes;
-    bytes << in.rdbuf();
-    files[std::filesystem::relative(entry.path(), folder).generic_string()] = bytes.str();
-  }
-  return files;
-}
 
 Operation SaveOperation() {
   Operation op{"checkpoint save", Backend::kS3, R"("method": "PUT")",
@@ -258,7 +246,7 @@ Operation SaveOperation() {
     } else {
       auto restored = check.RestoreLatest(c.scratch / "check");
       if (!restored.ok()) verdict.violation = "a committed checkpoint does not restore: " + restored.status().ToString();
-      else if (ReadFolder(c.scratch / "check") != files) verdict.violation = "a committed checkpoint holds other bytes";
+      else if (test_support::ReadTree(c.scratch / "check") != files) verdict.violation = "a committed checkpoint holds other bytes";
       else if (!verdict.status.ok()) verdict.violation = "a failed save left a committed checkpoint";
     }
     return verdict;
@@ -281,7 +269,7 @@ Operation RestoreOperation() {
   op.run = [](OperationContext& c) {
     CheckpointManager manager(c.store, c.fixed_prefix + "ckpt");
     Verdict verdict{manager.RestoreLatest(c.scratch / "restore").status(), ""};
-    const auto now = ReadFolder(c.scratch / "restore");
+    const auto now = test_support::ReadTree(c.scratch / "restore");
     if (verdict.status.ok() && now != CheckpointFiles()) {
       verdict.violation = "the restored folder differs from the checkpoint";
     } else if (!verdict.status.ok() && now != std::map<std::string, std::string>{{"old.txt", "previous"}}) {

@@ -8,9 +8,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
+
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 extern char** environ;
 
@@ -34,12 +35,9 @@ int CountOccurrences(const std::string& text, const std::string& needle) {
 }  // namespace
 
 std::unique_ptr<FaultProxy> FaultProxy::Start(const std::string& upstream) {
-  char dir_template[] = "/tmp/spool-fault-proxy-XXXXXX";
-  if (::mkdtemp(dir_template) == nullptr) {
-    ADD_FAILURE() << "mkdtemp failed";
-    return nullptr;
-  }
-  const std::string state_file = std::string(dir_template) + "/proxy.json";
+  const test_support::TempDir dir("spool-fault-proxy");
+  if (dir.path().empty()) return nullptr;
+  const std::string state_file = (dir / "proxy.json").string();
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) {
     ADD_FAILURE() << "pipe failed";
@@ -74,12 +72,9 @@ std::unique_ptr<FaultProxy> FaultProxy::Start(const std::string& upstream) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::ifstream in(state_file);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::filesystem::remove_all(dir_template);
+  const std::string state = test_support::ReadFile(state_file);
   return std::unique_ptr<FaultProxy>(
-      new FaultProxy(pid, pipe_fds[1], JsonInt(text.str(), "port"), JsonInt(text.str(), "control_port")));
+      new FaultProxy(pid, pipe_fds[1], JsonInt(state, "port"), JsonInt(state, "control_port")));
 }
 
 FaultProxy::FaultProxy(pid_t pid, int stdin_fd, int port, int control_port)

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
+
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::gcs {
 namespace {
@@ -22,12 +24,9 @@ class NoNetwork : public HttpTransport {
 class DefaultCredentialsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("spool-adc-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_FALSE(dir_.empty());
     std::filesystem::create_directories(dir_ / "gcloud");
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   DefaultCredentialsEnvironment Env(bool on_gce = false, bool probe = false) {
     DefaultCredentialsEnvironment env;
@@ -43,11 +42,12 @@ class DefaultCredentialsTest : public ::testing::Test {
 
   std::string WriteFile(const std::string& name, const std::string& contents) {
     auto path = dir_ / name;
-    std::ofstream(path) << contents;
+    test_support::WriteFile(path, contents);
     return path.string();
   }
 
-  std::filesystem::path dir_;
+  const test_support::TempDir temp_{"spool-adc"};
+  const std::filesystem::path dir_ = temp_.path();
   std::map<std::string, std::string> vars_;
   std::shared_ptr<HttpTransport> transport_ = std::make_shared<NoNetwork>();
 };

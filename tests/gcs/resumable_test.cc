@@ -8,11 +8,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "spool/core/crc32c.h"
 #include "tests/gcs/test_server.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::gcs {
 namespace {
@@ -85,13 +86,12 @@ TEST(GcsResumable, DroppedChunkRecoveredThenResumedByAnotherProcess) {
   EXPECT_EQ(state->committed, kFirstProcess / (256 << 10) * (256 << 10));
   writer->reset();  // a suspended writer leaves its session alone
 
-  const std::string state_file =
-      (std::filesystem::temp_directory_path() / (UniqueName("spool-resume") + ".state")).string();
-  std::ofstream(state_file) << state->Serialize();
+  const test_support::TempDir scratch("spool-resume");
+  const std::string state_file = (scratch / "writer.state").string();
+  test_support::WriteFile(state_file, state->Serialize());
   // The other process also loses a connection mid-chunk.
   ArmFault(R"({"kind":"reset_after","bytes":5000000,"count":2,"method":"PUT","match":")" + session_match + R"("})");
   EXPECT_EQ(RunHelper({Server().endpoint(), bucket, key, state_file, std::to_string(kTotal)}), 0);
-  std::filesystem::remove(state_file);
 
   auto info = store->Stat(key);
   ASSERT_TRUE(info.ok()) << info.status().ToString();

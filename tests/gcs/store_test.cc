@@ -26,7 +26,7 @@ class GcsStoreTest : public ::testing::Test {
     options.resumable_threshold = 1 << 20;
     options.chunk_size = 256 << 10;
     options.read_part_size = 256 << 10;
-    options.retry.initial_backoff = std::chrono::milliseconds(10);
+    options.retry.policy.initial_backoff = std::chrono::milliseconds(10);
     bucket_ = UniqueName("store");
     store_ = OpenStore(bucket_, options);
     ASSERT_NE(store_, nullptr);
@@ -156,7 +156,7 @@ TEST_F(GcsStoreTest, ServerErrorsAndDroppedDownloadsAreRetried) {
 TEST_F(GcsStoreTest, AStalledAnswerIsAbandonedAndRetried) {
   GcsStoreOptions options;
   options.http.low_speed_time = std::chrono::seconds(1);  // stall detection
-  options.retry.initial_backoff = std::chrono::milliseconds(10);
+  options.retry.policy.initial_backoff = std::chrono::milliseconds(10);
   auto store = OpenStore(bucket_, options);
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(WriteAll(*store, "slow", "x").ok());

@@ -6,20 +6,18 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "spool/core/http/transport.h"
+#include "tests/support/servers.h"
 
 namespace spool::gcs::testing {
 
 const TestServer& Server() {
   static const TestServer server = [] {
     TestServer s;
-    const char* dir = std::getenv("SPOOL_GCS_SERVER_DIR");
-    s.dir = dir ? dir : "";
-    std::ifstream in(s.dir + "/port");
-    in >> s.port;
+    s.dir = test_support::GcsServerDir();
+    s.port = test_support::GcsServerPort();
     return s;
   }();
   EXPECT_NE(server.port, 0) << "the local GCS server is not running: run this test through ctest (fixture "

@@ -2,13 +2,13 @@
 // HTTPS with a self-signed certificate for 127.0.0.1.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
 
 #include "spool/core/http/transport.h"
 #include "tests/http/http_test_server.h"
+#include "tests/support/env.h"
 
 namespace spool {
 namespace {
@@ -16,19 +16,7 @@ namespace {
 using spool::testing::HttpTestServer;
 using spool::testing::PatternContent;
 
-// Sets (or, with null, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test_support::ScopedEnv;
 
 class CurlTlsTest : public ::testing::Test {
  protected:
@@ -78,7 +66,7 @@ TEST_F(CurlTlsTest, CaBundleOptionTrustsTheServer) {
 }
 
 TEST_F(CurlTlsTest, SslCertFileFromTheEnvironmentIsHonoured) {
-  ScopedEnv no_curl_bundle("CURL_CA_BUNDLE", nullptr);  // it would come first
+  ScopedEnv no_curl_bundle("CURL_CA_BUNDLE", std::nullopt);  // it would come first
   ScopedEnv cert_file("SSL_CERT_FILE", server_->CaBundle().c_str());
   auto body = Fetch(HttpOptions{}, 10);
   ASSERT_TRUE(body.ok()) << body.status().ToString();

@@ -7,12 +7,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "spool/core/http/transport.h"
 #include "spool/core/log.h"
 #include "tests/http/http_test_server.h"
+#include "tests/support/files.h"
 
 namespace spool {
 namespace {
@@ -31,10 +30,7 @@ class StderrCapture {
     std::fflush(stderr);
     dup2(saved_, STDERR_FILENO);
     close(saved_);
-    std::ifstream in(path_);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return test_support::ReadFile(path_);
   }
 
  private:

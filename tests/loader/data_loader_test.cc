@@ -15,16 +15,15 @@
 #include "spool/records/loader/data_loader.h"
 #include "tests/loader/loader_suite.h"
 #include "tests/loader/test_dataset.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::testing {
 namespace {
 
+// One folder for the whole run, removed at exit.
 std::string TempFolderKey(const std::string& test_name) {
-  static const std::filesystem::path root = [] {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "spool-loader-test-XXXXXX").string();
-    return std::filesystem::path(::mkdtemp(tmpl.data()));
-  }();
-  return (root / test_name).string().substr(1);  // keys are paths without the leading '/'
+  static const test_support::TempDir root("spool-loader-test");
+  return root.Key(test_name);
 }
 
 std::atomic<int> bucket_counter{0};

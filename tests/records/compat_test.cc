@@ -77,7 +77,7 @@ std::string QuoteInfinities(std::string json) {
 const Struct& Manifest() {
   static const Struct* manifest = [] {
     auto* parsed = new Struct;
-    std::string json = QuoteInfinities(testing::ReadFileBytes(testing::DataDir() / "expected.json"));
+    std::string json = QuoteInfinities(testing::ReadFile(testing::DataDir() / "expected.json"));
     auto status = google::protobuf::util::JsonStringToMessage(json, parsed);
     EXPECT_TRUE(status.ok()) << status.ToString();
     return parsed;
@@ -408,7 +408,7 @@ TEST(CompatTest, ReferenceFilesAreIntact) {
   for (const Value& entry_value : Get(Manifest(), "files")->list_value().values()) {
     const Struct& entry = entry_value.struct_value();
     Sha256 sha;
-    sha.Update(testing::ReadFileBytes(testing::DataDir() / GetString(entry, "path")));
+    sha.Update(testing::ReadFile(testing::DataDir() / GetString(entry, "path")));
     EXPECT_EQ(sha.HexDigest(), GetString(entry, "file_sha256")) << GetString(entry, "path");
   }
 }
@@ -422,7 +422,7 @@ TEST(CompatTest, EveryReferenceFileReadsAsExpectedFromMemoryWithSmallChunks) {
   MemoryStore store("records-compat-test");
   for (const Value& entry_value : Get(Manifest(), "files")->list_value().values()) {
     const std::string path = GetString(entry_value.struct_value(), "path");
-    ASSERT_TRUE(WriteAll(store, path, testing::ReadFileBytes(testing::DataDir() / path)).ok());
+    ASSERT_TRUE(WriteAll(store, path, testing::ReadFile(testing::DataDir() / path)).ok());
   }
   RecordReaderOptions options;
   options.io.chunk_size = 4096;  // records and gzip members across chunk edges
@@ -488,7 +488,7 @@ TEST(CompatTest, UncompressedRewritesAreByteIdenticalToTensorFlows) {
     if (GetString(entry, "compression") != "none" || GetString(entry, "status") != "ok") continue;
     SCOPED_TRACE(path);
     ReadOutcome outcome = ReadFile(store, LocalKey(path));
-    EXPECT_EQ(WriteWithSpool(outcome.records, Compression::kNone), testing::ReadFileBytes(testing::DataDir() / path));
+    EXPECT_EQ(WriteWithSpool(outcome.records, Compression::kNone), testing::ReadFile(testing::DataDir() / path));
     ++rewritten;
   }
   EXPECT_EQ(rewritten, 13);
@@ -519,7 +519,7 @@ TEST(CompatTest, CompressedWritesMatchTensorFlowsBytes) {
     ReadOutcome outcome = ReadFile(store, LocalKey(path));
     ASSERT_TRUE(outcome.status.ok());
     const std::string written = WriteWithSpool(outcome.records, CompressionFromExtension(path));
-    const std::string reference = testing::ReadFileBytes(testing::DataDir() / path);
+    const std::string reference = testing::ReadFile(testing::DataDir() / path);
     EXPECT_EQ(written.size(), reference.size());
     EXPECT_TRUE(written == reference);
   }
@@ -547,7 +547,7 @@ TEST(CompatTest, DaliIndexFilesAreReproducedByteForByte) {
   };
   for (const auto& [idx, shard] : cases) {
     SCOPED_TRACE(shard);
-    const std::string reference = testing::ReadFileBytes(testing::DataDir() / idx);
+    const std::string reference = testing::ReadFile(testing::DataDir() / idx);
     auto built = RecordIndex::Build(store, LocalKey(shard));
     ASSERT_TRUE(built.ok()) << built.status().ToString();
     EXPECT_EQ(built->Serialize(), reference);
@@ -556,7 +556,7 @@ TEST(CompatTest, DaliIndexFilesAreReproducedByteForByte) {
     WriteWithSpool(ReadFile(store, LocalKey(shard)).records, Compression::kNone, true, &written_index);
     EXPECT_EQ(written_index, reference);
     // And the reference index parses, and seeks.
-    auto parsed = RecordIndex::Load(store, LocalKey(idx), testing::ReadFileBytes(testing::DataDir() / shard).size());
+    auto parsed = RecordIndex::Load(store, LocalKey(idx), testing::ReadFile(testing::DataDir() / shard).size());
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
     auto reader = RecordReader::Open(store, LocalKey(shard)).value();
     reader->SetIndex(*parsed);

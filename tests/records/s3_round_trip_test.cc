@@ -80,7 +80,7 @@ TEST_F(S3RecordsTest, ReferenceFilesReadTheSame) {
                          "files/edge_cases/large_record_300000.tfrecord.zlib"};
   for (const char* path : files) {
     SCOPED_TRACE(path);
-    const std::string bytes = testing::ReadFileBytes(testing::DataDir() / path);
+    const std::string bytes = testing::ReadFile(testing::DataDir() / path);
     const std::string key = prefix_ + path;
     ASSERT_TRUE(WriteAll(*store_, key, bytes).ok());
     RecordReaderOptions options;

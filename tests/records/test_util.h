@@ -15,34 +15,16 @@
 #include "spool/core/crc32c.h"
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::records::testing {
 
 // tests/data/tfrecord in the source tree (set by CMake).
 inline std::filesystem::path DataDir() { return SPOOL_RECORDS_TEST_DATA; }
 
-inline std::string ReadFileBytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-// A fresh folder under the system temp dir, removed at destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "spool-records-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-  // The LocalStore key of `name` inside this folder (absolute path without '/').
-  std::string Key(std::string_view name) const { return (path_ / name).string().substr(1); }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::ReadFile;
+using test_support::TempDir;
 
 // TFRecord framing written independently of the library's writer.
 inline std::string Frame(const std::vector<std::string>& records) {

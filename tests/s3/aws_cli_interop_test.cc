@@ -5,12 +5,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "spool/core/bytes.h"
 #include "tests/s3/s3_test_store.h"
+#include "tests/support/env.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::s3 {
 namespace {
@@ -19,6 +20,8 @@ namespace fs = std::filesystem;
 using testing::OpenTestStore;
 using testing::TestBucket;
 using testing::UniquePrefix;
+using test_support::ReadFile;
+using test_support::WriteFile;
 
 std::string RandomBytes(size_t size, uint32_t seed) {
   std::mt19937 random(seed);
@@ -29,41 +32,19 @@ std::string RandomBytes(size_t size, uint32_t seed) {
 
 class AwsCliInterop : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "spool-aws-cli-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    folder_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(folder_); }
+  void SetUp() override { ASSERT_FALSE(folder_.empty()); }
 
   // Runs `aws <arguments>` against the fixture's endpoint; returns its exit status.
   int Aws(const std::string& arguments) {
-    const char* endpoint = std::getenv("AWS_ENDPOINT_URL");
-    std::string command = "/usr/bin/aws --endpoint-url " + std::string(endpoint ? endpoint : "") + " " + arguments +
+    std::string command = "/usr/bin/aws --endpoint-url " + test_support::GetEnv("AWS_ENDPOINT_URL") + " " + arguments +
                           " >" + (folder_ / "aws.log").string() + " 2>&1";
     int status = std::system(command.c_str());
-    if (status != 0) {
-      std::ifstream log(folder_ / "aws.log");
-      std::stringstream text;
-      text << log.rdbuf();
-      ADD_FAILURE() << command << " failed: " << text.str();
-    }
+    if (status != 0) ADD_FAILURE() << command << " failed: " << ReadFile(folder_ / "aws.log");
     return status;
   }
 
-  std::string ReadFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
-  void WriteFile(const fs::path& path, const std::string& data) {
-    std::ofstream out(path, std::ios::binary);
-    out << data;
-  }
-
-  fs::path folder_;
+  const test_support::TempDir temp_{"spool-aws-cli"};
+  const fs::path folder_ = temp_.path();
 };
 
 TEST_F(AwsCliInterop, AwsCliReadsWhatSpoolWrites) {

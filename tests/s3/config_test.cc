@@ -6,10 +6,11 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "spool/s3/profile_files.h"
 #include "spool/s3/s3_writer.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::s3 {
 namespace {
@@ -19,17 +20,11 @@ namespace fs = std::filesystem;
 class ConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "spool-config-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    folder_ = pattern;
+    ASSERT_FALSE(folder_.empty());
     env_ = {{"HOME", folder_.string()}};
   }
-  void TearDown() override { fs::remove_all(folder_); }
 
-  void WriteConfig(const std::string& text) {
-    fs::create_directories(folder_ / ".aws");
-    std::ofstream(folder_ / ".aws" / "config") << text;
-  }
+  void WriteConfig(const std::string& text) { test_support::WriteFile(folder_ / ".aws" / "config", text); }
 
   ResolvedConfig Resolve(const S3Options& options = {}, const std::string& bucket = "bucket") {
     auto config = ResolveConfig(options, bucket, FixedEnvironment(env_));
@@ -37,7 +32,8 @@ class ConfigTest : public ::testing::Test {
     return config.ok() ? *config : ResolvedConfig{};
   }
 
-  fs::path folder_;
+  const test_support::TempDir temp_{"spool-config"};
+  const fs::path folder_ = temp_.path();
   std::map<std::string, std::string> env_;
 };
 

@@ -7,11 +7,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "spool/s3/credential_providers.h"
 #include "tests/s3/loopback_server.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::s3 {
 namespace {
@@ -22,16 +23,13 @@ using testing::LoopbackServer;
 class CredentialsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "spool-credentials-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    folder_ = pattern;
+    ASSERT_FALSE(folder_.empty());
     http_ = MakeCurlTransport({});
   }
-  void TearDown() override { fs::remove_all(folder_); }
 
   std::string Write(const std::string& name, const std::string& text) {
     const fs::path path = folder_ / name;
-    std::ofstream(path) << text;
+    test_support::WriteFile(path, text);
     return path.string();
   }
 
@@ -40,7 +38,8 @@ class CredentialsTest : public ::testing::Test {
     return {{"HOME", folder_.string()}, {"AWS_EC2_METADATA_DISABLED", "true"}};
   }
 
-  fs::path folder_;
+  const test_support::TempDir temp_{"spool-credentials"};
+  const fs::path folder_ = temp_.path();
   std::shared_ptr<HttpTransport> http_;
 };
 

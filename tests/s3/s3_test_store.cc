@@ -6,11 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tests/support/servers.h"
+
 namespace spool::s3::testing {
 
 std::string TestBucket() {
-  const char* bucket = std::getenv("SPOOL_S3_TEST_BUCKET");
-  return bucket ? bucket : "spool-test";
+  return test_support::S3TestBucket("spool-test");
 }
 
 std::shared_ptr<S3Store> OpenTestStore(const S3Options& options) {

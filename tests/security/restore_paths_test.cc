@@ -12,6 +12,8 @@
 
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/core/crc32c.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
@@ -21,16 +23,13 @@ namespace fs = std::filesystem;
 class RestorePathsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/spool-security-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    top_ = dir;
+    ASSERT_FALSE(top_.empty());
     // top/store/ckpt holds the checkpoints; top/a/b/target is restored into,
     // so "../.." from a file in it lands in top/a, still inside top.
     fs::create_directories(top_ / "store" / "ckpt" / "step-000000000001");
     fs::create_directories(top_ / "a" / "b");
     target_ = top_ / "a" / "b" / "target";
   }
-  void TearDown() override { fs::remove_all(top_); }
 
   // Writes step 1's manifest naming one file `path` with `content`, and the
   // file itself where a naive implementation would look for it.
@@ -39,7 +38,7 @@ class RestorePathsTest : public ::testing::Test {
     std::ofstream(step / "MANIFEST.json")
         << R"({"format_version": 1, "step": "1", "wall_time": "2026-11-22T01:00:00Z", "files": [{"path": )"
         << path_json << R"(, "size": ")" << content.size() << R"(", "crc32c": )" << crc32c::Value(content) << "}]}";
-    std::ofstream(step / "payload.bin") << content;
+    test_support::WriteFile(step / "payload.bin", content);
   }
 
   Result<CheckpointManifest> Restore() {
@@ -63,7 +62,8 @@ class RestorePathsTest : public ::testing::Test {
     return stray;
   }
 
-  fs::path top_;
+  const test_support::TempDir scratch_{"spool-security"};
+  const fs::path top_ = scratch_.path();
   fs::path target_;
 };
 
@@ -97,8 +97,8 @@ TEST_F(RestorePathsTest, SymlinksInTheTargetAreNotFollowed) {
   const fs::path step = top_ / "store" / "ckpt" / "step-000000000001";
   fs::create_directories(step / "model");
   const std::string weights = "weights", nested = "nested";
-  std::ofstream(step / "model" / "nested.bin") << nested;
-  std::ofstream(step / "weights.bin") << weights;
+  test_support::WriteFile(step / "model" / "nested.bin", nested);
+  test_support::WriteFile(step / "weights.bin", weights);
   std::ofstream(step / "MANIFEST.json")
       << R"({"format_version": 1, "step": "1", "files": [)"
       << R"({"path": "model/nested.bin", "size": ")" << nested.size() << R"(", "crc32c": )" << crc32c::Value(nested)
@@ -110,9 +110,7 @@ TEST_F(RestorePathsTest, SymlinksInTheTargetAreNotFollowed) {
   EXPECT_TRUE(fs::is_empty(top_ / "outside")) << "restore wrote through a symlink in the target";
   EXPECT_FALSE(fs::is_symlink(target_ / "model"));
   EXPECT_FALSE(fs::is_symlink(target_ / "weights.bin"));
-  std::ifstream in(target_ / "model" / "nested.bin");
-  std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(got, nested);
+  EXPECT_EQ(test_support::ReadFile(target_ / "model" / "nested.bin"), nested);
 }
 
 }  // namespace

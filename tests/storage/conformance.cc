@@ -7,15 +7,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include "spool/core/crc32c.h"
 #include "spool/core/executor.h"
 #include "spool/core/storage/memory_store.h"
 #include "spool/core/storage/transfer.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::conformance {
 
@@ -67,28 +67,9 @@ void WriteSmallObjects(ObjectStore& store, const std::vector<std::string>& keys)
   ASSERT_TRUE(group.Wait().ok());
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "spool-conformance-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data()) != nullptr ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
+using test_support::ReadFile;
+using test_support::TempDir;
+using test_support::WriteFile;
 
 }  // namespace
 
@@ -491,12 +472,9 @@ TEST_P(ObjectStoreConformance, CopyUploadAndDownloadRoundTrip) {
   const std::string data = RandomBytes(3 * kMiB + 17, 21);
   TransferOptions options;
   options.part_size = kMiB;  // several parts in flight
-  TempDir local;
+  TempDir local("spool-conformance");
   ASSERT_FALSE(local.path().empty());
-  {
-    std::ofstream out(local.path() / "source.bin", std::ios::binary);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  }
+  WriteFile(local.path() / "source.bin", data);
 
   Result<ObjectInfo> uploaded = UploadFile(local.path() / "source.bin", store(), Key("uploaded"), options);
   ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();

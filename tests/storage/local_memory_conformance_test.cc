@@ -3,11 +3,13 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "spool/core/storage/local_store.h"
 #include "spool/core/storage/memory_store.h"
 #include "tests/storage/conformance.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::conformance {
 namespace {
@@ -26,13 +28,9 @@ StoreUnderTest OpenMemory() {
 // path without the leading '/'.
 StoreUnderTest OpenLocal() {
   static auto store = std::make_shared<LocalStore>();
-  std::string pattern = (std::filesystem::temp_directory_path() / "spool-local-conformance-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) return {};
-  std::filesystem::path folder = std::filesystem::canonical(pattern);
-  return {store, folder.string().substr(1) + "/", [folder] {
-            std::error_code ignored;
-            std::filesystem::remove_all(folder, ignored);
-          }};
+  auto folder = std::make_shared<test_support::TempDir>("spool-local-conformance");
+  if (folder->path().empty()) return {};
+  return {store, folder->path().string().substr(1) + "/", [folder]() mutable { folder.reset(); }};
 }
 
 SPOOL_INSTANTIATE_STORE_CONFORMANCE(

@@ -15,31 +15,21 @@
 
 #include "spool/core/storage/registry.h"
 #include "spool/core/url.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::WriteFile;
 
 class LocalStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "spool-local-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = fs::canonical(pattern);
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
 
   // The key of a path inside the test folder.
   std::string Key(const std::string& relative) const { return (dir_ / relative).string().substr(1); }
-
-  static void WriteFile(const fs::path& path, const std::string& content) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << content;
-  }
 
   std::vector<std::string> FilesIn(const fs::path& folder) const {
     std::vector<std::string> names;
@@ -49,7 +39,8 @@ class LocalStoreTest : public ::testing::Test {
   }
 
   LocalStore store_;
-  fs::path dir_;
+  const test_support::TempDir temp_{"spool-local-test"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(LocalStoreTest, WritesThroughAHiddenTemporaryFileRenamedOnClose) {

@@ -10,6 +10,7 @@
 
 #include "spool/core/crc32c.h"
 #include "spool/core/storage/memory_store.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
@@ -64,9 +65,7 @@ class CorruptingStore : public MemoryStore {
 class TransferTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "spool-transfer-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(dir_.empty());
     MemoryStore::ClearBucket("transfer-good");
     MemoryStore::ClearBucket("transfer-bad");
     data_.resize(5 * 1024 * 1024 + 3);
@@ -75,16 +74,12 @@ class TransferTest : public ::testing::Test {
     ASSERT_TRUE(WriteAll(bad_, "object", data_).ok());
     options_.part_size = 1 << 20;
   }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
   size_t EntriesIn(const fs::path& folder) const {
     return static_cast<size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator()));
   }
 
-  fs::path dir_;
+  const test_support::TempDir temp_{"spool-transfer-test"};
+  const fs::path dir_ = temp_.path();
   std::string data_;
   MemoryStore good_{"transfer-good"};
   CorruptingStore bad_{"transfer-bad"};

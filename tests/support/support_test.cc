@@ -1,0 +1,88 @@
+// The shared test helpers do what the tests that use them rely on.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "tests/support/env.h"
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
+
+namespace spool::test_support {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(TempDirTest, IsFreshEmptyAndRemovedWithItsContent) {
+  fs::path kept;
+  {
+    TempDir first("spool-support-test");
+    TempDir second("spool-support-test");
+    ASSERT_FALSE(first.path().empty());
+    EXPECT_NE(first.path(), second.path());
+    EXPECT_TRUE(fs::is_directory(first.path()));
+    EXPECT_TRUE(fs::is_empty(first.path()));
+    EXPECT_EQ(first.path().filename().string().rfind("spool-support-test-", 0), 0u) << first.path();
+    WriteFile(first / "nested/deeper/file", "bytes");
+    kept = first.path();
+  }
+  EXPECT_FALSE(fs::exists(kept));
+}
+
+TEST(TempDirTest, KeyIsTheAbsolutePathWithoutItsLeadingSlash) {
+  TempDir dir;
+  EXPECT_EQ("/" + dir.Key("a/b"), (dir.path() / "a/b").string());
+}
+
+TEST(FilesTest, WriteThenReadIsByteForByte) {
+  TempDir dir;
+  const std::string bytes("line\r\n\0binary\xff", 14);
+  WriteFile(dir / "sub/file.bin", bytes);
+  EXPECT_EQ(ReadFile(dir / "sub/file.bin"), bytes);
+  WriteFile(dir / "sub/file.bin", "short");  // replaced, not appended
+  EXPECT_EQ(ReadFile(dir / "sub/file.bin"), "short");
+  EXPECT_EQ(ReadFile(dir / "missing"), "");
+}
+
+TEST(FilesTest, ReadTreeListsEveryFileByRelativePath) {
+  TempDir dir;
+  WriteFile(dir / "tree/a.txt", "alpha");
+  WriteFile(dir / "tree/sub/b.txt", "beta");
+  WriteFile(dir / "tree/empty", "");
+  fs::create_directories(dir / "tree/empty-folder");
+  EXPECT_EQ(ReadTree(dir / "tree"),
+            (std::map<std::string, std::string>{{"a.txt", "alpha"}, {"empty", ""}, {"sub/b.txt", "beta"}}));
+  EXPECT_TRUE(ReadTree(dir / "no-such-folder").empty());
+}
+
+TEST(EnvTest, ScopedEnvSetsUnsetsAndRestores) {
+  ::setenv("SPOOL_SUPPORT_TEST_VAR", "before", 1);
+  {
+    ScopedEnv changed("SPOOL_SUPPORT_TEST_VAR", "during");
+    EXPECT_EQ(GetEnv("SPOOL_SUPPORT_TEST_VAR"), "during");
+    {
+      ScopedEnv removed("SPOOL_SUPPORT_TEST_VAR", std::nullopt);
+      EXPECT_EQ(::getenv("SPOOL_SUPPORT_TEST_VAR"), nullptr);
+    }
+    EXPECT_EQ(GetEnv("SPOOL_SUPPORT_TEST_VAR"), "during");
+  }
+  EXPECT_EQ(GetEnv("SPOOL_SUPPORT_TEST_VAR"), "before");
+  ::unsetenv("SPOOL_SUPPORT_TEST_VAR");
+  {
+    ScopedEnv added("SPOOL_SUPPORT_TEST_VAR", "only now");
+    EXPECT_EQ(GetEnv("SPOOL_SUPPORT_TEST_VAR"), "only now");
+  }
+  EXPECT_EQ(::getenv("SPOOL_SUPPORT_TEST_VAR"), nullptr);
+}
+
+TEST(EnvTest, GetEnvFallsBackWhenUnsetOrEmpty) {
+  ScopedEnv empty("SPOOL_SUPPORT_TEST_EMPTY", "");
+  EXPECT_EQ(GetEnv("SPOOL_SUPPORT_TEST_EMPTY", "fallback"), "fallback");
+  ScopedEnv unset("SPOOL_SUPPORT_TEST_UNSET", std::nullopt);
+  EXPECT_EQ(GetEnv("SPOOL_SUPPORT_TEST_UNSET"), "");
+}
+
+}  // namespace
+}  // namespace spool::test_support
