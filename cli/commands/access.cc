@@ -4,8 +4,13 @@
 #include <unistd.h>
 
 #include "cli/output.h"
+#include "spool/backends_config.h"
+#if SPOOL_HAVE_GCS
 #include "spool/gcs/gcs_store.h"
+#endif
+#if SPOOL_HAVE_S3
 #include "spool/s3/s3_store.h"
+#endif
 
 namespace spool::cli {
 namespace {
@@ -20,6 +25,7 @@ std::string MaskKeyId(const std::string& id) {
 
 StoreAccess DescribeStore(const StoreLocation& location) {
   StoreAccess access;
+#if SPOOL_HAVE_S3
   if (auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get())) {
     const s3::ResolvedConfig& config = s3->client().config();
     access.kind = "S3";
@@ -30,18 +36,24 @@ StoreAccess DescribeStore(const StoreLocation& location) {
                       (config.profile.empty() ? "" : ", profile " + config.profile) +
                       (config.ca_bundle.empty() ? "" : ", CA bundle " + config.ca_bundle);
     access.anonymous = config.anonymous;
-  } else if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
+    return access;
+  }
+#endif
+#if SPOOL_HAVE_GCS
+  if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
     access.kind = "GCS";
     access.endpoint = gcs->client().options().endpoint;
     access.settings = gcs->DescribeAccess();
-  } else {
-    access.kind = location.url.scheme == "file" ? "local files" : location.url.scheme + " store";
+    return access;
   }
+#endif
+  access.kind = location.url.scheme == "file" ? "local files" : location.url.scheme + " store";
   return access;
 }
 
 Result<CredentialCheck> CheckCredentials(const StoreLocation& location) {
   CredentialCheck check;
+#if SPOOL_HAVE_S3
   if (auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get())) {
     if (s3->client().config().anonymous) return CredentialCheck{"anonymous", "--no-sign-request", ""};
     const auto& provider = s3->client().credentials();
@@ -52,6 +64,8 @@ Result<CredentialCheck> CheckCredentials(const StoreLocation& location) {
     if (credentials.expiration) check.expires = FormatTimestamp(*credentials.expiration);
     return check;
   }
+#endif
+#if SPOOL_HAVE_GCS
   if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
     const auto& credentials = gcs->client().options().credentials;
     SPOOL_ASSIGN_OR_RETURN(std::string header, credentials->AuthorizationHeader());
@@ -59,6 +73,7 @@ Result<CredentialCheck> CheckCredentials(const StoreLocation& location) {
     check.source = credentials->Describe();
     return check;
   }
+#endif
   uid_t uid = ::geteuid();
   struct passwd* user = ::getpwuid(uid);
   check.identity = "uid " + std::to_string(uid) + (user ? " (" + std::string(user->pw_name) + ")" : "");

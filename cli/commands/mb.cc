@@ -2,12 +2,18 @@
 // project from --project or GOOGLE_CLOUD_PROJECT).
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
+#include "spool/backends_config.h"
+#if SPOOL_HAVE_GCS
 #include "spool/gcs/gcs_store.h"
+#endif
+#if SPOOL_HAVE_S3
 #include "spool/s3/s3_store.h"
+#endif
 
 namespace spool::cli {
 namespace {
@@ -17,11 +23,29 @@ struct MbOptions {
   std::string project;
 };
 
+// Creates the bucket through the backend that serves `location`; nullopt
+// when no backend of this build makes buckets there (a local folder).
+std::optional<Status> CreateBucket(const StoreLocation& location, const MbOptions& options) {
+#if SPOOL_HAVE_S3
+  if (auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get())) return s3->client().CreateBucket();
+#endif
+#if SPOOL_HAVE_GCS
+  if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
+    std::string project = options.project;
+    if (project.empty()) {
+      const char* env = std::getenv("GOOGLE_CLOUD_PROJECT");
+      project = env ? env : "";
+    }
+    return gcs->client().InsertBucket(location.url.bucket, project);
+  }
+#endif
+  (void)options;
+  return std::nullopt;
+}
+
 Status RunMb(const MbOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.url, global));
-  auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get());
-  auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get());
-  if (s3 == nullptr && gcs == nullptr) {
+  if (location.url.scheme != "s3" && location.url.scheme != "gs") {
     return InvalidArgumentError("spool mb creates s3:// and gs:// buckets; " + location.url.ToString() +
                                 " is not one (make a local folder with mkdir)");
   }
@@ -30,17 +54,9 @@ Status RunMb(const MbOptions& options, const GlobalOptions& global) {
                                 location.url.scheme + "://" + location.url.bucket);
   }
   const std::string bucket = location.url.scheme + "://" + location.url.bucket;
-  Status created;
-  if (s3 != nullptr) {
-    created = s3->client().CreateBucket();
-  } else {
-    std::string project = options.project;
-    if (project.empty()) {
-      const char* env = std::getenv("GOOGLE_CLOUD_PROJECT");
-      project = env ? env : "";
-    }
-    created = gcs->client().InsertBucket(location.url.bucket, project);
-  }
+  // Open() already refused a scheme whose backend this build lacks.
+  const Status created = CreateBucket(location, options)
+                             .value_or(UnimplementedError("spool mb: this build cannot create " + bucket));
   if (created.code() == StatusCode::kAlreadyExists) {
     return AlreadyExistsError(bucket + " exists already (yours or someone else's); pick another name");
   }
