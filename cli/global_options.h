@@ -17,14 +17,19 @@ struct GlobalOptions {
   bool quiet = false;  // no per-object progress lines
   bool json = false;   // machine-readable output (one JSON object per line)
 
+  // The S3-only flags become "s3." settings; --no-sign-request applies to
+  // every cloud scheme.
   StoreOptions ToStoreOptions() const {
     StoreOptions options;
     options.endpoint_url = endpoint_url;
-    options.region = region;
-    options.profile = profile;
     options.ca_bundle = ca_bundle;
-    options.anonymous = no_sign_request;
-    options.path_style = path_style;
+    if (!region.empty()) options.settings["s3.region"] = region;
+    if (!profile.empty()) options.settings["s3.profile"] = profile;
+    if (path_style) options.settings["s3.path_style"] = "true";
+    if (no_sign_request) {
+      options.settings["s3.anonymous"] = "true";
+      options.settings["gs.anonymous"] = "true";
+    }
     return options;
   }
 };

@@ -1,6 +1,5 @@
 #include "spool/core/retry.h"
 
-#include <atomic>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -72,21 +71,10 @@ std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int failed_att
   return std::min(delay, ceiling);
 }
 
-namespace {
-
-std::atomic<uint64_t> total_retries{0};
-std::atomic<uint64_t> total_throttles{0};
-
 bool IsThrottle(const Status& status) {
   const RemoteError& remote = status.remote();
   return remote.http_status == 429 || remote.http_status == 503 || remote.service_code == "SlowDown" ||
          remote.service_code == "TooManyRequests" || remote.service_code == "rateLimitExceeded";
-}
-
-}  // namespace
-
-RetryTotals ProcessRetryTotals() {
-  return RetryTotals{total_retries.load(std::memory_order_relaxed), total_throttles.load(std::memory_order_relaxed)};
 }
 
 namespace retry_internal {
@@ -111,8 +99,6 @@ Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_v
       log::Debug("retry", std::string(what) + ": attempt " + std::to_string(attempts) + " failed (" +
                               status.ToString() + "); retrying in " + std::to_string(delay.count()) + " ms");
     }
-    total_retries.fetch_add(1, std::memory_order_relaxed);
-    if (IsThrottle(status)) total_throttles.fetch_add(1, std::memory_order_relaxed);
     if (env.on_retry) env.on_retry(status, attempts, delay);
     env.sleep(delay);
   }

@@ -62,14 +62,10 @@ struct RetryOptions {
 
 bool IsRetryable(const Status& status);
 
-// Totals over every Retry() loop in the process since it started: what a
-// data loader or a progress line reports as retries and throttles.
-// Thread-safe.
-struct RetryTotals {
-  uint64_t retries = 0;    // attempts repeated after a retryable failure
-  uint64_t throttles = 0;  // of those, after HTTP 429/503 or a SlowDown-style answer
-};
-RetryTotals ProcessRetryTotals();
+// Whether a retryable failure was the service asking to slow down: HTTP 429
+// or 503, or a SlowDown / TooManyRequests / rateLimitExceeded code. What the
+// stores' request counters (core/storage/object_store.h) count as throttles.
+bool IsThrottle(const Status& status);
 
 // The delay before attempt `failed_attempts + 1` (full jitter), given u in [0,1).
 std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int failed_attempts, double u);

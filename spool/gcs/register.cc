@@ -1,19 +1,25 @@
 #include "spool/gcs/register.h"
 
-#include "spool/core/storage/registry.h"
-#include "spool/gcs/gcs_store.h"
-
 namespace spool::gcs {
+
+Result<GcsStoreOptions> GcsOptionsFromStoreOptions(const Url& url, const StoreOptions& options) {
+  SPOOL_ASSIGN_OR_RETURN(auto settings, SchemeSettings(options, "gs", {"anonymous"}));
+  GcsStoreOptions gcs;
+  gcs.bucket = url.bucket;
+  gcs.endpoint = options.endpoint_url;
+  gcs.http.ca_bundle = options.ca_bundle;
+  gcs.executor = options.executor;
+  gcs.budget = options.budget;
+  gcs.retry = CountingRetry(options);
+  if (auto anonymous = settings.find("anonymous"); anonymous != settings.end()) {
+    SPOOL_ASSIGN_OR_RETURN(gcs.anonymous, ParseBoolSetting("gs.anonymous", anonymous->second));
+  }
+  return gcs;
+}
 
 void Register() {
   RegisterStoreFactory("gs", [](const Url& url, const StoreOptions& options) -> Result<std::shared_ptr<ObjectStore>> {
-    GcsStoreOptions gcs;
-    gcs.bucket = url.bucket;
-    gcs.endpoint = options.endpoint_url;
-    gcs.anonymous = options.anonymous;
-    gcs.http.ca_bundle = options.ca_bundle;
-    gcs.executor = options.executor;
-    gcs.budget = options.budget;
+    SPOOL_ASSIGN_OR_RETURN(GcsStoreOptions gcs, GcsOptionsFromStoreOptions(url, options));
     SPOOL_ASSIGN_OR_RETURN(auto store, GcsStore::Open(std::move(gcs)));
     return std::shared_ptr<ObjectStore>(std::move(store));
   });

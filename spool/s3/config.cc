@@ -90,15 +90,15 @@ uint64_t DefaultPartSize(uint64_t expected_size) {
 
 Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string& bucket, const EnvLookup& env) {
   ResolvedConfig config;
-  config.profile = ProfileName(env, options.store.profile);
+  config.profile = ProfileName(env, options.profile);
   SPOOL_ASSIGN_OR_RETURN(auto profile, LoadProfile(LocateProfileFiles(env), config.profile));
-  if (!options.store.profile.empty() && !profile) {
+  if (!options.profile.empty() && !profile) {
     return InvalidArgumentError("the AWS profile \"" + config.profile +
                                 "\" is in neither ~/.aws/config nor ~/.aws/credentials (AWS_CONFIG_FILE, "
                                 "AWS_SHARED_CREDENTIALS_FILE); check its name");
   }
 
-  config.region = FirstOf({{NonEmpty(options.store.region), "the region option"},
+  config.region = FirstOf({{NonEmpty(options.region), "the region option"},
                            {env("AWS_REGION"), "AWS_REGION"},
                            {env("AWS_DEFAULT_REGION"), "AWS_DEFAULT_REGION"},
                            {Setting(profile, "region"), "profile " + config.profile}})
@@ -120,7 +120,6 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
   }
 
   AddressingStyle addressing = options.addressing;
-  if (options.store.path_style) addressing = AddressingStyle::kPath;
   if (addressing == AddressingStyle::kAuto) {
     const std::string style = Setting(profile, "s3.addressing_style").value_or("auto");
     if (style == "path") addressing = AddressingStyle::kPath;
@@ -144,7 +143,7 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
                               {Setting(profile, "ca_bundle"), "profile"}})
                          .value_or(Sourced{})
                          .value;
-  config.anonymous = options.store.anonymous;
+  config.anonymous = options.anonymous;
   config.part_size = options.part_size;
   if (config.part_size != 0 && (config.part_size < kMinPartSize || config.part_size > kMaxPartSize)) {
     return InvalidArgumentError("the S3 part size " + std::to_string(config.part_size) +

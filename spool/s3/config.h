@@ -30,7 +30,13 @@ enum class PayloadSigning {
 
 // S3 settings beyond StoreOptions, for code that builds an S3Store itself.
 struct S3Options {
+  // endpoint_url, ca_bundle, executor and budget are used from here; its
+  // retry and settings are not (the "s3" factory of register.h parses the
+  // settings into the fields below and copies retry).
   StoreOptions store;
+  std::string region;      // empty: AWS_REGION, AWS_DEFAULT_REGION, the profile, us-east-1
+  std::string profile;     // empty: AWS_PROFILE, else "default"
+  bool anonymous = false;  // unsigned requests, no credentials (--no-sign-request)
   AddressingStyle addressing = AddressingStyle::kAuto;
   PayloadSigning payload_signing = PayloadSigning::kAuto;
   uint64_t part_size = 0;  // 0: derived (see DefaultPartSize)

@@ -38,7 +38,7 @@ Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const 
   if (config.anonymous) {
     credentials = std::make_shared<StaticCredentialsProvider>(Credentials{}, "anonymous (--no-sign-request)");
   } else {
-    ChainOptions chain{"", "", "", options.store.profile, config.region};
+    ChainOptions chain{"", "", "", options.profile, config.region};
     chain.retry.environment = config.retry.environment;
     credentials = MakeDefaultChain(chain, env, MakeCurlTransport(credential_http));
   }

@@ -6,11 +6,14 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "spool/core/retry.h"
 #include "spool/core/storage/local_store.h"
 #include "spool/core/storage/memory_store.h"
+#include "spool/core/storage/registry.h"
 #include "spool/core/cancel.h"
 #include "spool/records/loader/data_loader.h"
 #include "tests/loader/loader_suite.h"
@@ -249,9 +252,13 @@ TEST(DataLoaderCounters, ReportRetriesAndThrottlesSinceOpen) {
   options.inputs = dataset->shard_keys;
   auto loader = DataLoader::Open(options);
   ASSERT_TRUE(loader.ok());
-  // Two failed attempts through the one retry loop: a 503, then a timeout.
+  // Two failed attempts through the store's retry loop (counted as a
+  // backend counts them, see CountingRetry): a 503, then a timeout.
   RetryEnvironment env;
   env.sleep = [](std::chrono::milliseconds) {};
+  env.on_retry = [&](const Status& failure, int, std::chrono::milliseconds) {
+    options.store->counters().CountRetry(failure);
+  };
   int attempt = 0;
   Status status = Retry(RetryPolicy{}, Idempotency::kIdempotent, "GET test", [&]() -> Status {
     switch (attempt++) {
@@ -271,6 +278,75 @@ TEST(DataLoaderCounters, ReportRetriesAndThrottlesSinceOpen) {
   EXPECT_EQ(counters.bytes, 4u * 64);
   EXPECT_GT(counters.object_bytes, 0u);
   EXPECT_EQ(counters.buffered_bytes, 0u);
+}
+
+// Stands in for a cloud backend's store: the first open of each object
+// fails with a 503 and is retried through the options' retry environment,
+// counted into the store's counters as the backends count.
+class FirstOpenFailsStore : public MemoryStore {
+ public:
+  FirstOpenFailsStore(std::string bucket, RetryOptions retry)
+      : MemoryStore(std::move(bucket)), retry_(std::move(retry)) {}
+  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
+    auto attempt = [&]() -> Result<std::unique_ptr<ReadableObject>> {
+      std::lock_guard lock(mu_);
+      if (failed_.insert(std::string(key)).second) {
+        RemoteError throttled;
+        throttled.http_status = 503;
+        return UnavailableError("injected 503").WithRemote(throttled);
+      }
+      return MemoryStore::OpenRead(key);
+    };
+    return Retry(retry_.policy, Idempotency::kIdempotent, "GET", attempt, retry_.environment);
+  }
+
+ private:
+  RetryOptions retry_;
+  std::mutex mu_;
+  std::set<std::string> failed_;
+};
+
+TEST(DataLoaderCounters, EachLoaderCountsOnlyItsOwnRetries) {
+  // gs:// stands in for a cloud scheme (this binary links no backend):
+  // buckets named flaky-* throttle each object's first open.
+  RegisterStoreFactory("gs", [](const Url& url, const StoreOptions& options) -> Result<std::shared_ptr<ObjectStore>> {
+    if (!url.bucket.starts_with("flaky")) {
+      return std::shared_ptr<ObjectStore>(std::make_shared<MemoryStore>(url.bucket));
+    }
+    RetryOptions retry = CountingRetry(options);
+    retry.environment.sleep = [](std::chrono::milliseconds) {};
+    return std::shared_ptr<ObjectStore>(std::make_shared<FirstOpenFailsStore>(url.bucket, retry));
+  });
+  auto options_for = [](const std::string& bucket) -> Result<DataLoaderOptions> {
+    MemoryStore::ClearBucket(bucket);
+    MemoryStore store(bucket);
+    SPOOL_ASSIGN_OR_RETURN(Dataset dataset, WriteDataset(store, DatasetSpec{"c/train", {4, 3}}));
+    DataLoaderOptions options;
+    for (const std::string& key : dataset.shard_keys) options.inputs.push_back("gs://" + bucket + "/" + key);
+    options.batch_size = 2;
+    return options;
+  };
+  Result<DataLoaderOptions> steady_options = options_for("steady-loader-counters");
+  Result<DataLoaderOptions> flaky_options = options_for("flaky-loader-counters");
+  ASSERT_TRUE(steady_options.ok() && flaky_options.ok());
+  // Both loaders are open while the flaky one retries: process-wide totals
+  // would show its retries in both.
+  auto steady = DataLoader::Open(*steady_options);
+  auto flaky = DataLoader::Open(*flaky_options);
+  ASSERT_TRUE(steady.ok()) << steady.status().ToString();
+  ASSERT_TRUE(flaky.ok()) << flaky.status().ToString();
+  std::vector<std::string> flaky_records, steady_records;
+  ASSERT_TRUE(Drain(**flaky, &flaky_records).ok());
+  ASSERT_TRUE(Drain(**steady, &steady_records).ok());
+  EXPECT_EQ(flaky_records.size(), 7u);
+  EXPECT_EQ(steady_records.size(), 7u);
+
+  const LoaderCounters flaky_counters = (*flaky)->Counters();
+  EXPECT_GE(flaky_counters.retries, 2u) << "each of its two shards was opened at least once";
+  EXPECT_EQ(flaky_counters.throttles, flaky_counters.retries) << "every retry followed a 503";
+  const LoaderCounters steady_counters = (*steady)->Counters();
+  EXPECT_EQ(steady_counters.retries, 0u);
+  EXPECT_EQ(steady_counters.throttles, 0u);
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST_F(ConfigTest, RegionPrecedence) {
   EXPECT_EQ(Resolve().region, "eu-west-3");
   EXPECT_EQ(Resolve().endpoint.host, "s3.eu-west-3.amazonaws.com");
   S3Options options;
-  options.store.region = "ap-south-1";
+  options.region = "ap-south-1";
   EXPECT_EQ(Resolve(options).region, "ap-south-1");
 }
 
@@ -97,7 +97,7 @@ TEST_F(ConfigTest, EndpointPrecedence) {
 TEST_F(ConfigTest, ProfileServiceEndpointAndAddressingStyle) {
   WriteConfig("[profile minio]\nregion = local\ns3 =\n  endpoint_url = http://minio:9000\n  addressing_style = virtual\n");
   S3Options options;
-  options.store.profile = "minio";
+  options.profile = "minio";
   ResolvedConfig config = Resolve(options);
   EXPECT_EQ(config.region, "local");
   EXPECT_EQ(config.endpoint.ToString(), "http://minio:9000");
@@ -106,7 +106,7 @@ TEST_F(ConfigTest, ProfileServiceEndpointAndAddressingStyle) {
 
 TEST_F(ConfigTest, UnknownExplicitProfileIsAnError) {
   S3Options options;
-  options.store.profile = "nope";
+  options.profile = "nope";
   auto config = ResolveConfig(options, "bucket", FixedEnvironment(env_));
   EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(config.status().message().find("nope"), std::string::npos);
@@ -121,7 +121,7 @@ TEST_F(ConfigTest, PathStyleRules) {
   EXPECT_FALSE(Resolve(virtual_hosted).path_style);
   env_.erase("AWS_ENDPOINT_URL");
   S3Options forced;
-  forced.store.path_style = true;
+  forced.addressing = AddressingStyle::kPath;
   EXPECT_TRUE(Resolve(forced).path_style);
 }
 

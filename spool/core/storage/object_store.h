@@ -6,6 +6,7 @@
 // object's URL (store.Describe(key)) and say what to do.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -94,9 +95,40 @@ struct DeleteFailure {
   Status status;
 };
 
+// What a store's requests cost, as counted so far.
+struct RequestCounts {
+  uint64_t retries = 0;    // attempts repeated after a retryable failure
+  uint64_t throttles = 0;  // of those, after the service asked to slow down (core/retry.h IsThrottle)
+};
+
+// The counters a store (or several: see StoreOptions::counters in
+// core/storage/registry.h) counts its requests into. Backends count through
+// their retry environment's on_retry hook, credential fetches included.
+// Thread-safe; a snapshot is a consistent value of each counter, not of
+// all of them together.
+class RequestCounters {
+ public:
+  void CountRetry(const Status& failure);
+  RequestCounts Snapshot() const;
+
+ private:
+  std::atomic<uint64_t> retries_{0};
+  std::atomic<uint64_t> throttles_{0};
+};
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
+
+  // The counters this store's requests are counted into; never null. The
+  // local and memory stores make no request that can be retried, so theirs
+  // stay at 0.
+  RequestCounters& counters() const { return *counters_; }
+  const std::shared_ptr<RequestCounters>& shared_counters() const { return counters_; }
+  // For factories only (the registry calls it on every store it opens):
+  // makes the store count into `counters` instead of its own. Not
+  // thread-safe: call before the store is shared.
+  void UseCounters(std::shared_ptr<RequestCounters> counters);
 
   // "s3://bucket/key", "/abs/path", ...: for messages and listings.
   virtual std::string Describe(std::string_view key) const = 0;
@@ -117,6 +149,9 @@ class ObjectStore {
   virtual Result<std::vector<DeleteFailure>> DeleteMany(const std::vector<std::string>& keys);
   // Server-side copy within the store; Unimplemented where the service has none.
   virtual Result<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key);
+
+ private:
+  std::shared_ptr<RequestCounters> counters_ = std::make_shared<RequestCounters>();
 };
 
 // Convenience over the interface, for small objects and whole listings.

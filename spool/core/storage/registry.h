@@ -8,30 +8,59 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "spool/core/executor.h"
+#include "spool/core/retry.h"
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
 #include "spool/core/url.h"
 
 namespace spool {
 
-// Settings a user may give on the command line or in code; each backend
-// takes what applies to it and falls back to its environment conventions
-// (AWS_*, GOOGLE_*, STORAGE_EMULATOR_HOST, ...) for what is left empty.
+// How to open a store: the settings every backend understands, and
+// per-scheme settings that only the backend of that scheme reads. Each
+// backend falls back to its environment conventions (AWS_*, GOOGLE_*,
+// STORAGE_EMULATOR_HOST, ...) for what is left empty.
 struct StoreOptions {
-  std::string endpoint_url;
-  std::string region;
-  std::string profile;
-  std::string ca_bundle;
-  bool anonymous = false;   // --no-sign-request
-  bool path_style = false;  // force path-style addressing (S3)
-  Executor* executor = nullptr;  // default: DefaultExecutor()
-  ByteBudget* budget = nullptr;  // default: DefaultByteBudget()
+  std::string endpoint_url;      // the service endpoint; empty: the backend's default
+  std::string ca_bundle;         // PEM file of the CAs to trust; empty: the system's
+  Executor* executor = nullptr;  // default: DefaultExecutor(); must outlive the store
+  ByteBudget* budget = nullptr;  // default: DefaultByteBudget(); must outlive the store
+  // How every request of the store retries. A store whose environment sets
+  // any function (a fake clock, an on_retry hook) is never shared: see
+  // OpenLocation.
+  RetryOptions retry;
+  // Per-scheme settings, "<scheme>.<name>" -> value. The backend of a scheme
+  // parses its own keys and rejects a key of its scheme it does not know
+  // (InvalidArgument naming it); keys of other schemes are ignored, so one
+  // StoreOptions can serve URLs of every scheme. Booleans are true/false.
+  //   s3.region      the bucket's region (else AWS_REGION, the profile, us-east-1)
+  //   s3.profile     the ~/.aws profile for credentials and config
+  //   s3.path_style  true: http://host/bucket/key addressing
+  //   s3.anonymous   true: unsigned requests (--no-sign-request)
+  //   gs.anonymous   true: no credentials
+  std::map<std::string, std::string> settings;
+  // Where the store counts its requests (ObjectStore::counters()). Empty:
+  // counters of its own. Stores opened with the same counters share them,
+  // which is how a data loader counts exactly its own requests.
+  std::shared_ptr<RequestCounters> counters;
 };
+
+// The settings of `scheme` in `options` with the prefix taken off
+// ("s3.region" -> "region"), after checking that each is one of `known`:
+// InvalidArgument naming the first unknown key. For factories.
+Result<std::map<std::string, std::string>> SchemeSettings(const StoreOptions& options, std::string_view scheme,
+                                                          std::initializer_list<std::string_view> known);
+// "true"/"false" (also 1/0, yes/no) -> bool; InvalidArgument naming `key`.
+Result<bool> ParseBoolSetting(std::string_view key, std::string_view value);
+// options.retry with its on_retry hook also counting into options.counters
+// (when set): what a factory hands its backend.
+RetryOptions CountingRetry(const StoreOptions& options);
 
 using StoreFactory =
     std::function<Result<std::shared_ptr<ObjectStore>>(const Url& url, const StoreOptions& options)>;
@@ -46,10 +75,23 @@ struct StoreLocation {
   Url url;
 };
 
-// Parses `url` and opens its store. Stores are cached per scheme+bucket+
-// options, so opening many URLs of one bucket shares connections.
-// InvalidArgument for a malformed URL or a scheme nobody registered (the
-// message says which build flag or call adds it).
+// Parses `url` and opens its store.
+//
+// Sharing and lifetime: while a store is in use (someone holds its
+// shared_ptr), opening another URL with an equal key gets the same store,
+// so many URLs of one bucket share connections and credentials. The key is
+// the values that shape the store: scheme, bucket, endpoint_url, ca_bundle,
+// the retry policy, the settings of that scheme, and which executor, budget
+// and counters it uses. The registry holds stores weakly: a store lives as
+// long as its users and is destroyed with the last of them, and the next
+// open makes a new one. So an executor or budget pointer in the key always
+// belongs to a live store, which must not outlive it: a freed and reused
+// address can never meet a stale store. Options whose retry environment
+// sets any function open a store of their own, never shared.
+//
+// Errors: InvalidArgument for a malformed URL, a scheme nobody registered
+// (the message says which build flag or call adds it), a setting key that
+// is not "<scheme>.<name>", or a setting the scheme's backend rejects.
 Result<StoreLocation> OpenLocation(std::string_view url, const StoreOptions& options = {});
 Result<StoreLocation> OpenLocation(const Url& url, const StoreOptions& options = {});
 

@@ -35,6 +35,15 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   Executor& executor = options.executor ? *options.executor : DefaultExecutor();
   SPOOL_ASSIGN_OR_RETURN(WorkerIdentity worker,
                          ResolveWorker(options.rank, options.world_size, ProcessEnvironment()));
+  // The loader's requests: with URL inputs, stores of its own that count
+  // into its own counters (stores opened with other counters are never
+  // shared with it); with a caller's store, that store's counters.
+  if (!options.store && !options.store_options.counters) {
+    options.store_options.counters = std::make_shared<RequestCounters>();
+  }
+  std::shared_ptr<RequestCounters> requests =
+      options.store ? options.store->shared_counters() : options.store_options.counters;
+  const RequestCounts requests_at_open = requests->Snapshot();
   SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options, executor));
   // Record counts let the plan balance workers by records. Index files give
   // them cheaply; reading every shard is paid only when it must be: fewer
@@ -49,6 +58,8 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   }
   std::unique_ptr<DataLoader> loader(new DataLoader(
       std::move(options), worker, std::make_shared<std::vector<loader::ShardInfo>>(std::move(shards))));
+  loader->counters_->requests = std::move(requests);
+  loader->counters_->requests_at_open = requests_at_open;
   LoaderState start;
   start.seed = loader->options_.seed;
   start.worker = loader->worker_index();
@@ -121,9 +132,9 @@ LoaderCounters DataLoader::Counters() const {
   }
   out.wait_seconds = static_cast<double>(c.wait_nanos.load()) / 1e9;
   out.object_bytes = c.object_bytes.load();
-  const RetryTotals retries = ProcessRetryTotals();
-  out.retries = retries.retries - c.retries_at_open.retries;
-  out.throttles = retries.throttles - c.retries_at_open.throttles;
+  const RequestCounts requests = c.requests->Snapshot();
+  out.retries = requests.retries - c.requests_at_open.retries;
+  out.throttles = requests.throttles - c.requests_at_open.throttles;
   out.skipped_records = c.skipped_records.load();
   out.skipped_shards = c.skipped_shards.load();
   out.buffered_bytes = pipeline_ ? pipeline_->buffered_bytes() : 0;

@@ -82,8 +82,11 @@ struct LoaderCounters {
   double wait_seconds = 0;          // time Next() waited for data: the input-bound figure
   uint64_t object_bytes = 0;        // bytes read from the store (compressed, if so)
   // Requests the stores' retry loop repeated since Open, and how many of
-  // those were throttling (429, 503, SlowDown). Process-wide: they include
-  // other users of spool in this process.
+  // those were throttling (429, 503, SlowDown). Only this loader's requests
+  // when its inputs are URLs (it opens its stores with counters of its own,
+  // DataLoaderOptions::store_options.counters unless the caller set them);
+  // with DataLoaderOptions::store, that store's counters, which also count
+  // whoever else uses that store.
   uint64_t retries = 0;
   uint64_t throttles = 0;
   uint64_t skipped_records = 0;     // known records lost to bad shards (kSkip)

@@ -34,7 +34,8 @@ struct DataLoaderOptions {
   std::vector<std::string> inputs;
   // When set, inputs are keys inside this store instead of URLs (tests, or a
   // store the caller configured itself). Otherwise each input is opened with
-  // OpenLocation(input, store_options).
+  // OpenLocation(input, store_options); store_options.counters left empty
+  // gets counters of this loader's own (see LoaderCounters::retries).
   std::shared_ptr<ObjectStore> store;
   StoreOptions store_options;
 

@@ -27,8 +27,8 @@
 
 #include "spool/core/cancel.h"
 #include "spool/core/executor.h"
-#include "spool/core/retry.h"
 #include "spool/core/status.h"
+#include "spool/core/storage/object_store.h"
 #include "spool/records/loader/data_loader.h"
 #include "spool/records/loader/inputs.h"
 #include "spool/records/loader/interleave.h"
@@ -44,7 +44,10 @@ namespace spool::loader {
 // Counters that outlive a pipeline (a Resume starts a new one).
 struct CounterBlock {
   std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
-  RetryTotals retries_at_open = ProcessRetryTotals();
+  // Where the loader's stores count their requests, and their value at Open
+  // (DataLoader::Open sets both before the first pipeline starts).
+  std::shared_ptr<RequestCounters> requests = std::make_shared<RequestCounters>();
+  RequestCounts requests_at_open;
   std::atomic<uint64_t> records{0}, bytes{0}, object_bytes{0}, wait_nanos{0};
   std::atomic<uint64_t> skipped_records{0}, skipped_shards{0}, peak_buffered{0}, budget_overruns{0};
 };
