@@ -101,7 +101,7 @@ Result<std::unique_ptr<GcsWriter>> GcsStore::MakeWriter(std::string_view key, co
   settings.resumable.chunks_in_flight = options_.chunks_in_flight;
   settings.resumable.executor = options_.executor;
   settings.resumable.budget = options_.budget;
-  settings.resumable.retry = options_.retry.policy;
+  settings.resumable.retry = options_.retry;
   return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), options, settings, resumable);
 }
 
@@ -121,7 +121,7 @@ Result<std::unique_ptr<GcsWriter>> GcsStore::ResumeWrite(std::string_view key, c
   settings.resumable.chunks_in_flight = options_.chunks_in_flight;
   settings.resumable.executor = options_.executor;
   settings.resumable.budget = options_.budget;
-  settings.resumable.retry = options_.retry.policy;
+  settings.resumable.retry = options_.retry;
   return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), WriteOptions{}, settings,
                                /*resumable=*/true, state);
 }

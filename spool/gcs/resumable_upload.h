@@ -53,7 +53,7 @@ struct ResumableUploadOptions {
   int chunks_in_flight = 4;
   Executor* executor = nullptr;  // default: DefaultExecutor()
   ByteBudget* budget = nullptr;  // default: DefaultByteBudget()
-  RetryPolicy retry;
+  RetryOptions retry;
 };
 
 class ResumableUpload {
@@ -86,7 +86,7 @@ class ResumableUpload {
   // when the chunk holding them is done.
   struct Reservation {
     Reservation() = default;
-    Reservation(ByteBudget* budget, uint64_t bytes) : budget(budget), bytes(bytes) {}
+    Reservation(ByteBudget* from, uint64_t count) : budget(from), bytes(count) {}
     Reservation(Reservation&& other) noexcept : budget(other.budget), bytes(std::exchange(other.bytes, 0)) {}
     Reservation& operator=(Reservation&& other) noexcept {
       if (this != &other) {
