@@ -93,15 +93,25 @@ Result<std::unique_ptr<ReadableObject>> GcsStore::OpenRead(std::string_view key)
   return std::unique_ptr<ReadableObject>(new GcsReader(client_, std::move(object), std::move(info), reader));
 }
 
+namespace {
+
+// How this store's writers upload: the same for a new write and a resumed one.
+WriterSettings WriterSettingsOf(const GcsStoreOptions& options) {
+  WriterSettings settings;
+  settings.resumable_threshold = options.resumable_threshold;
+  settings.resumable.chunk_size = options.chunk_size;
+  settings.resumable.chunks_in_flight = options.chunks_in_flight;
+  settings.resumable.executor = options.executor;
+  settings.resumable.budget = options.budget;
+  settings.resumable.retry = options.retry;
+  return settings;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<GcsWriter>> GcsStore::MakeWriter(std::string_view key, const WriteOptions& options,
                                                         bool resumable) {
-  WriterSettings settings;
-  settings.resumable_threshold = options_.resumable_threshold;
-  settings.resumable.chunk_size = options_.chunk_size;
-  settings.resumable.chunks_in_flight = options_.chunks_in_flight;
-  settings.resumable.executor = options_.executor;
-  settings.resumable.budget = options_.budget;
-  settings.resumable.retry = options_.retry;
+  const WriterSettings settings = WriterSettingsOf(options_);
   return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), options, settings, resumable);
 }
 
@@ -115,13 +125,7 @@ Result<std::unique_ptr<GcsWriter>> GcsStore::OpenResumableWrite(std::string_view
 }
 
 Result<std::unique_ptr<GcsWriter>> GcsStore::ResumeWrite(std::string_view key, const ResumableUploadState& state) {
-  WriterSettings settings;
-  settings.resumable_threshold = options_.resumable_threshold;
-  settings.resumable.chunk_size = options_.chunk_size;
-  settings.resumable.chunks_in_flight = options_.chunks_in_flight;
-  settings.resumable.executor = options_.executor;
-  settings.resumable.budget = options_.budget;
-  settings.resumable.retry = options_.retry;
+  const WriterSettings settings = WriterSettingsOf(options_);
   return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), WriteOptions{}, settings,
                                /*resumable=*/true, state);
 }
