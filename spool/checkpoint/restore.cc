@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "spool/checkpoint/checkpoint_manager.h"
-#include "spool/checkpoint/parallel_for.h"
+#include "spool/core/parallel_for.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
 #include "spool/core/storage/transfer.h"

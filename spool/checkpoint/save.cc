@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "spool/checkpoint/checkpoint_manager.h"
-#include "spool/checkpoint/parallel_for.h"
+#include "spool/core/parallel_for.h"
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"

@@ -1,11 +1,11 @@
 #include "spool/gcs/gcs_reader.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <utility>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/parallel_for.h"
 
 namespace spool::gcs {
 
@@ -58,20 +58,12 @@ Result<size_t> GcsReader::ReadAt(uint64_t offset, std::span<char> buffer) {
     if (header_crc) expected_crc = header_crc;  // x-goog-hash of the same generation
   } else {
     const size_t parts = static_cast<size_t>((length + part - 1) / part);
-    std::atomic<size_t> next{0};
-    TaskGroup group(options_.executor ? *options_.executor : DefaultExecutor());
-    const int workers = std::min<int>(options_.concurrency, static_cast<int>(parts));
-    for (int w = 0; w < workers; ++w) {
-      group.Submit([&]() -> Status {
-        for (size_t i = next++; i < parts && !group.cancelled(); i = next++) {
-          const uint64_t begin = i * part;
-          const size_t n = static_cast<size_t>(std::min<uint64_t>(part, length - begin));
-          SPOOL_RETURN_IF_ERROR(ReadRange(offset + begin, out.subspan(begin, n), nullptr));
-        }
-        return OkStatus();
-      });
-    }
-    SPOOL_RETURN_IF_ERROR(group.Wait());
+    Executor& executor = options_.executor ? *options_.executor : DefaultExecutor();
+    SPOOL_RETURN_IF_ERROR(ParallelFor(executor, parts, options_.concurrency, [&](size_t i) {
+      const uint64_t begin = i * part;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(part, length - begin));
+      return ReadRange(offset + begin, out.subspan(begin, n), nullptr);
+    }));
   }
   if (whole && expected_crc) {
     const uint32_t actual = crc32c::Value(out.data(), out.size());

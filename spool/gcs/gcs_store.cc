@@ -1,11 +1,11 @@
 #include "spool/gcs/gcs_store.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <utility>
 
 #include "spool/core/log.h"
+#include "spool/core/parallel_for.h"
 #include "spool/gcs/default_credentials.h"
 #include "spool/gcs/gcs_reader.h"
 #include "spool/gcs/gcs_writer.h"
@@ -154,22 +154,16 @@ Status GcsStore::Delete(std::string_view key) {
 Result<std::vector<DeleteFailure>> GcsStore::DeleteMany(const std::vector<std::string>& keys) {
   std::vector<DeleteFailure> failures;
   std::mutex mu;
-  std::atomic<size_t> next{0};
-  TaskGroup group(options_.executor ? *options_.executor : DefaultExecutor());
-  const size_t workers = std::min<size_t>(keys.size(), 16);
-  for (size_t w = 0; w < workers; ++w) {
-    group.Submit([&]() -> Status {
-      for (size_t i = next++; i < keys.size(); i = next++) {
-        Status status = Delete(keys[i]);
-        if (!status.ok()) {
-          std::lock_guard lock(mu);
-          failures.push_back({keys[i], status});
-        }
-      }
-      return OkStatus();
-    });
-  }
-  SPOOL_RETURN_IF_ERROR(group.Wait());
+  Executor& executor = options_.executor ? *options_.executor : DefaultExecutor();
+  // A failed key is reported, not a reason to stop deleting the others.
+  SPOOL_RETURN_IF_ERROR(ParallelFor(executor, keys.size(), /*workers=*/16, [&](size_t i) {
+    Status status = Delete(keys[i]);
+    if (!status.ok()) {
+      std::lock_guard lock(mu);
+      failures.push_back({keys[i], status});
+    }
+    return OkStatus();
+  }));
   return failures;
 }
 

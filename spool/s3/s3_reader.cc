@@ -1,9 +1,9 @@
 #include "spool/s3/s3_reader.h"
 
 #include <algorithm>
-#include <atomic>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/parallel_for.h"
 
 namespace spool::s3 {
 namespace {
@@ -59,20 +59,11 @@ class S3Reader : public ReadableObject {
   // `concurrency` workers take ranges of `part` bytes in order until none is left.
   Status ReadRangesInParallel(uint64_t offset, std::span<char> target, uint64_t part) {
     const size_t ranges = static_cast<size_t>((target.size() + part - 1) / part);
-    const size_t workers = std::min<size_t>(ranges, static_cast<size_t>(client_->config().concurrency));
-    std::atomic<size_t> next{0};
-    TaskGroup group(executor_);
-    for (size_t w = 0; w < workers; ++w) {
-      group.Submit([&]() -> Status {
-        for (size_t i = next++; i < ranges && !group.cancelled(); i = next++) {
-          const size_t begin = i * part;
-          const size_t size = std::min<size_t>(part, target.size() - begin);
-          SPOOL_RETURN_IF_ERROR(ReadRange(offset + begin, target.subspan(begin, size)));
-        }
-        return OkStatus();
-      });
-    }
-    return group.Wait();
+    return ParallelFor(executor_, ranges, client_->config().concurrency, [&](size_t i) {
+      const size_t begin = i * part;
+      const size_t size = std::min<size_t>(part, target.size() - begin);
+      return ReadRange(offset + begin, target.subspan(begin, size));
+    });
   }
 
   const std::shared_ptr<S3Client> client_;

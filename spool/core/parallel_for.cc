@@ -1,4 +1,4 @@
-#include "spool/checkpoint/parallel_for.h"
+#include "spool/core/parallel_for.h"
 
 #include <algorithm>
 #include <atomic>
