@@ -21,6 +21,9 @@ TEST(DatasetGlob, SingleStarAndQuestionMarkStayWithinOneSegment) {
   EXPECT_TRUE(GlobMatch("*", "top-level"));
   EXPECT_FALSE(GlobMatch("*", "in/folder"));
   EXPECT_TRUE(GlobMatch("ds/*-of-*.tfrecord", "ds/t-00001-of-00002.tfrecord"));
+  EXPECT_TRUE(GlobMatch("ds/train-*.tfrecord", "ds/train-.tfrecord"));  // '*' may match nothing
+  EXPECT_FALSE(GlobMatch("ds/train-*.tfrecord", "ds/train-1.tfrecord.gz"));
+  EXPECT_FALSE(GlobMatch("s-?.rec", "s-12.rec"));
 }
 
 TEST(DatasetGlob, DoubleStarCrossesSegments) {
@@ -31,6 +34,7 @@ TEST(DatasetGlob, DoubleStarCrossesSegments) {
   EXPECT_FALSE(GlobMatch("ds/**/*.tfrecord", "ds/a/b/c.tfrecord.gz"));
   EXPECT_FALSE(GlobMatch("ds/**", "other/a"));
   EXPECT_TRUE(GlobMatch("ds/*/**/x", "ds/a/b/c/x"));
+  EXPECT_TRUE(GlobMatch("ds/**/c.tfrecord", "ds/a/b/c.tfrecord"));
 }
 
 TEST(DatasetGlob, ClassesNeverMatchASlash) {
