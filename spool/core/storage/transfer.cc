@@ -16,6 +16,7 @@
 
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
+#include "spool/core/parallel_for.h"
 #include "spool/core/storage/local_files.h"
 
 namespace spool {
@@ -168,21 +169,15 @@ Result<size_t> ReadParallel(ReadableObject& object, uint64_t offset, std::span<c
   }
   // A few workers take parts in order, so at most `concurrency` reads of
   // this call are in flight whatever the pool size.
-  std::atomic<size_t> next_part{0};
-  TaskGroup group(ExecutorOf(options));
-  const size_t workers = std::min(parts, ConcurrencyOf(options));
-  for (size_t w = 0; w < workers; ++w) {
-    group.Submit([&]() -> Status {
-      for (size_t part = next_part++; part < parts && !group.cancelled(); part = next_part++) {
-        uint64_t begin = part * part_size;
-        std::span<char> range = wanted.subspan(begin, std::min<uint64_t>(part_size, wanted.size() - begin));
-        SPOOL_RETURN_IF_ERROR(ReadExactly(object, offset + begin, range, object.info().key));
-        ReportProgress(options, range.size());
-      }
-      return OkStatus();
-    });
-  }
-  SPOOL_RETURN_IF_ERROR(group.Wait());
+  auto read_part = [&](size_t part) -> Status {
+    const uint64_t begin = part * part_size;
+    std::span<char> range = wanted.subspan(begin, std::min<uint64_t>(part_size, wanted.size() - begin));
+    SPOOL_RETURN_IF_ERROR(ReadExactly(object, offset + begin, range, object.info().key));
+    ReportProgress(options, range.size());
+    return OkStatus();
+  };
+  SPOOL_RETURN_IF_ERROR(
+      ParallelFor(ExecutorOf(options), parts, static_cast<int>(ConcurrencyOf(options)), read_part));
   return wanted.size();
 }
 
