@@ -14,6 +14,7 @@
 #include "cli/global_options.h"
 #include "cli/interrupts.h"
 #include "cli/output.h"
+#include "spool/core/version.h"
 #include "spool/register_backends.h"
 
 namespace {
@@ -38,7 +39,7 @@ void AddGlobalOptions(CLI::App& app, spool::cli::GlobalOptions& global) {
 int main(int argc, char** argv) {
   spool::RegisterAllBackends();
   CLI::App app{"spool: move training data and checkpoints between jobs and object storage", "spool"};
-  app.set_version_flag("--version", std::string("spool ") + SPOOL_VERSION_STRING);
+  app.set_version_flag("--version", std::string("spool ") + spool::VersionString());
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand too
   spool::cli::GlobalOptions global;

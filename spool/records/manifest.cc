@@ -1,5 +1,6 @@
 #include "spool/records/manifest.h"
 
+#include "spool/core/version.h"
 #include "spool/records/compression.h"
 #include "spool/records/json_view.h"
 
@@ -84,7 +85,7 @@ ManifestBuilder::ManifestBuilder(std::string manifest_key, Compression compressi
   manifest_.set_format_version(kManifestFormatVersion);
   manifest_.set_record_format("tfrecord");
   manifest_.set_compression(std::string(CompressionName(compression)));
-  manifest_.set_created_by("spool " SPOOL_VERSION_STRING);
+  manifest_.set_created_by(std::string("spool ") + VersionString());
 }
 
 void ManifestBuilder::SetSchema(Schema schema) { schema_ = std::move(schema); }

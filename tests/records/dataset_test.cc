@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "spool/core/version.h"
 #include "spool/core/storage/memory_store.h"
 #include "spool/records/example.h"
 #include "spool/records/manifest.h"
@@ -151,7 +152,7 @@ TEST(ManifestBuilder, CountsNamesAndCreator) {
   EXPECT_EQ(manifest.format_version(), kManifestFormatVersion);
   EXPECT_EQ(manifest.record_format(), "tfrecord");
   EXPECT_EQ(manifest.compression(), "GZIP");
-  EXPECT_TRUE(manifest.created_by().starts_with("spool ")) << manifest.created_by();
+  EXPECT_EQ(manifest.created_by(), std::string("spool ") + VersionString());
   ASSERT_EQ(manifest.shards_size(), 2);
   EXPECT_EQ(manifest.shards(1).name(), "sub/train-1.tfrecord.gz");
   EXPECT_EQ(manifest.total_records(), 15u);
