@@ -223,6 +223,7 @@ uint64_t ByteBudget::Acquire(uint64_t bytes) {
   const uint64_t ticket = next_ticket_++;
   cv_.wait(lock, [&] { return now_serving_ == ticket && in_use_ + bytes <= capacity_; });
   ++now_serving_;
+  ++changes_;  // a TryAcquire that the queue held back may fit now
   in_use_ += bytes;
   peak_ = std::max(peak_, in_use_);
   // The next in line may fit too.
@@ -246,8 +247,19 @@ void ByteBudget::Release(uint64_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     in_use_ -= std::min(bytes, in_use_);
+    ++changes_;
   }
   cv_.notify_all();
+}
+
+uint64_t ByteBudget::changes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return changes_;
+}
+
+void ByteBudget::WaitForChange(uint64_t seen) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return changes_ != seen; });
 }
 
 uint64_t ByteBudget::in_use() const {
@@ -269,6 +281,20 @@ ByteBudget::Lease& ByteBudget::Lease::operator=(Lease&& other) noexcept {
     other.bytes_ = 0;
   }
   return *this;
+}
+
+ByteBudget::Lease ByteBudget::Lease::Adopt(ByteBudget& budget, uint64_t bytes) {
+  Lease lease;
+  lease.budget_ = &budget;
+  lease.bytes_ = bytes;
+  return lease;
+}
+
+std::optional<ByteBudget::Lease> ByteBudget::Lease::TryAcquire(ByteBudget& budget, uint64_t bytes) {
+  if (std::min(bytes, budget.capacity()) == 0) return Lease();
+  const uint64_t taken = budget.TryAcquire(bytes);
+  if (taken == 0) return std::nullopt;
+  return Adopt(budget, taken);
 }
 
 void ByteBudget::Lease::Reset() {

@@ -12,7 +12,9 @@
 // pool, whatever its size. That guarantee holds when tasks block only in
 // Wait() of groups they created: a task that blocks on anything else (a
 // ByteBudget, a queue) may be run nested inside a waiter that holds what it
-// waits for. Take budget leases before submitting, or use TryAcquire.
+// waits for. Take budget leases before submitting, or use TryAcquire (a
+// writer reserving part buffers does so through PartPipeline, in
+// part_pipeline.h).
 #pragma once
 
 #include <chrono>
@@ -22,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -124,11 +127,28 @@ class ByteBudget {
   uint64_t in_use() const;
   uint64_t peak() const;  // the most ever in use at once
 
-  // RAII for one acquisition.
+  // For a caller that must not block in Acquire (it helps run tasks instead,
+  // or stops on its own events): changes() counts the events after which
+  // bytes may fit that did not before (a release, a blocked Acquire served),
+  // and WaitForChange(seen) blocks until changes() != seen. Read changes()
+  // before trying, so that no event is missed between the try and the wait.
+  uint64_t changes() const;
+  void WaitForChange(uint64_t seen);
+
+  // RAII for bytes of one budget: released on destruction or Reset().
+  // Movable, not copyable; not thread-safe itself.
   class Lease {
    public:
     Lease() = default;
+    // Blocks until the bytes fit (Acquire); a null budget leases nothing.
     Lease(ByteBudget* budget, uint64_t bytes) : budget_(budget), bytes_(budget ? budget->Acquire(bytes) : 0) {}
+    // Owns `bytes` the caller already took from `budget` (Acquire or
+    // TryAcquire), so that they are released like any lease's.
+    static Lease Adopt(ByteBudget& budget, uint64_t bytes);
+    // Takes `bytes` (clamped to capacity) only if they fit now, without
+    // blocking; nullopt when they do not. Nothing to take always succeeds.
+    static std::optional<Lease> TryAcquire(ByteBudget& budget, uint64_t bytes);
+
     Lease(Lease&& other) noexcept : budget_(other.budget_), bytes_(other.bytes_) {
       other.budget_ = nullptr;
       other.bytes_ = 0;
@@ -151,6 +171,7 @@ class ByteBudget {
   uint64_t peak_ = 0;
   uint64_t next_ticket_ = 0;  // handed to each blocking Acquire, in order
   uint64_t now_serving_ = 0;  // the ticket allowed to take bytes next
+  uint64_t changes_ = 0;      // see changes()
 };
 
 // The budget used when the caller passes none: SPOOL_MEMORY_BUDGET bytes

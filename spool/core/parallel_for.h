@@ -6,11 +6,16 @@
 // Bounding the workers (rather than submitting one task per item) leaves
 // threads free for the per-part tasks that each item submits itself
 // (multipart uploads, ranged reads), and keeps whole items from being
-// nested inside another item's wait. Returns the first error; after one,
-// workers stop taking new items (a cancelled request fails its body, so a
-// cancel stops them the same way). Blocks until every started item
-// finished; the waiting thread runs queued tasks meanwhile
-// (TaskGroup::Wait). `body` is called from several threads at once.
+// nested inside another item's wait. The calling thread is one of the
+// workers (workers - 1 tasks are submitted), so a caller that is itself a
+// pool task does work instead of holding a thread idle; once its own items
+// are done it waits through TaskGroup::Wait, running queued tasks.
+//
+// Errors and cancellation: returns the first error. After one, or once the
+// caller's CancelToken (current when ParallelFor is called, and carried into
+// the workers) is cancelled, no further index is handed out; a cancel is
+// reported as Cancelled unless an item failed first. Blocks until every
+// started item finished. `body` is called from several threads at once.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 #include "spool/gcs/resumable_upload.h"
 
 #include <algorithm>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -28,114 +29,61 @@ ResumableUpload::ResumableUpload(GcsClient& client, std::string url, ResumableUp
       url_(std::move(url)),
       session_uri_(std::move(state.session_uri)),
       options_(options),
-      executor_(options.executor ? *options.executor : DefaultExecutor()),
-      budget_(options.budget ? *options.budget : DefaultByteBudget()),
       chunk_size_(std::max(kChunkGranularity, options.chunk_size / kChunkGranularity * kChunkGranularity)),
       fill_begin_(state.committed),
       crc_all_(state.crc32c),
       crc_handed_(state.crc32c),
-      committed_(state.committed) {}
+      committed_(state.committed),
+      // One sender: a session takes its bytes in order.
+      chunks_(options.executor ? *options.executor : DefaultExecutor(),
+              options.budget ? *options.budget : DefaultByteBudget(),
+              {.max_in_flight = std::max(options.chunks_in_flight, 1), .senders = 1}, "upload of " + url_) {}
 
 ResumableUpload::~ResumableUpload() {
-  cancel_.Cancel();
-  WaitForPending(0);
+  chunks_.Cancel();
+  chunks_.Drain().IgnoreError();
 }
 
-Status ResumableUpload::FirstError() {
-  std::lock_guard lock(mu_);
-  return error_;
-}
-
-void ResumableUpload::WaitForPending(size_t limit) {
-  std::unique_lock lock(mu_);
-  // Waiting for nothing pending also means waiting for the sender task to
-  // be gone, so that `this` may be destroyed.
-  auto done = [&] {
-    if (!error_.ok() || limit == 0) return !draining_;
-    return pending_.size() <= limit;
-  };
-  while (!done()) {
-    lock.unlock();
-    // Run queued work (perhaps our own sender) instead of blocking a pool
-    // thread; when the queue is empty the sender is running and will signal.
-    const bool ran = executor_.RunOne();
-    lock.lock();
-    if (!ran) changed_.wait(lock, done);
-  }
-}
-
-void ResumableUpload::StartFill() {
-  if (fill_reservation_.bytes > 0) return;
-  // A writer must not block on the budget while its own pending chunks hold
-  // bytes of it: take the bytes if they are free now, else let the pending
-  // chunks finish first and then wait.
-  uint64_t taken = budget_.TryAcquire(chunk_size_);
-  if (taken == 0) {
-    WaitForPending(0);
-    taken = budget_.Acquire(chunk_size_);
-  }
-  fill_reservation_ = Reservation(&budget_, taken);
+Status ResumableUpload::StartFill() {
+  if (fill_lease_.bytes() > 0) return OkStatus();
+  // Reserve never blocks the pool: while the budget is exhausted (perhaps
+  // by this upload's own chunks) it runs queued tasks or waits for a chunk
+  // to be confirmed.
+  SPOOL_ASSIGN_OR_RETURN(fill_lease_, chunks_.Reserve(chunk_size_));
   fill_.reserve(chunk_size_);
+  return OkStatus();
 }
 
 Status ResumableUpload::Append(std::string_view data) {
   if (finished_) return FailedPreconditionError("append to " + url_ + " after it was finished or suspended");
-  SPOOL_RETURN_IF_ERROR(FirstError());
+  SPOOL_RETURN_IF_ERROR(chunks_.first_error());
   crc_all_ = crc32c::Extend(crc_all_, data.data(), data.size());
   while (!data.empty()) {
-    if (fill_.empty()) StartFill();
+    if (fill_.empty()) SPOOL_RETURN_IF_ERROR(StartFill());
     const size_t n = std::min<size_t>(data.size(), chunk_size_ - fill_.size());
     fill_.append(data.data(), n);
     data.remove_prefix(n);
-    if (fill_.size() == chunk_size_) {
-      HandOver(fill_.size());
-      SPOOL_RETURN_IF_ERROR(FirstError());
-    }
+    if (fill_.size() == chunk_size_) SPOOL_RETURN_IF_ERROR(HandOver(fill_.size()));
   }
   return OkStatus();
 }
 
-void ResumableUpload::HandOver(size_t bytes) {
-  Chunk chunk;
-  chunk.begin = fill_begin_;
+Status ResumableUpload::HandOver(size_t bytes) {
+  auto chunk = std::make_shared<Chunk>();
+  chunk->begin = fill_begin_;
   if (bytes == fill_.size()) {
-    chunk.data = std::move(fill_);
+    chunk->data = std::move(fill_);
     fill_.clear();
   } else {
-    chunk.data.assign(fill_, 0, bytes);
+    chunk->data.assign(fill_, 0, bytes);
     fill_.erase(0, bytes);
   }
-  chunk.reservation = std::move(fill_reservation_);
-  crc_handed_ = crc32c::Extend(crc_handed_, chunk.data.data(), chunk.data.size());
+  crc_handed_ = crc32c::Extend(crc_handed_, chunk->data.data(), chunk->data.size());
   fill_begin_ += bytes;
-  WaitForPending(static_cast<size_t>(std::max(options_.chunks_in_flight, 1)) - 1);
-  std::lock_guard lock(mu_);
-  if (!error_.ok()) return;
-  pending_.push_back(std::move(chunk));
-  if (!draining_) {
-    draining_ = true;
-    CancelScope scope(cancel_.token());
-    executor_.Submit([this] { Drain(); });
-  }
-}
-
-void ResumableUpload::Drain() {
-  std::unique_lock lock(mu_);
-  while (!pending_.empty() && error_.ok()) {
-    const Chunk& chunk = pending_.front();  // stays put: only this task pops
-    lock.unlock();
-    Status status = SendChunk(chunk, /*last=*/false, std::nullopt);
-    lock.lock();
-    if (!status.ok()) {
-      error_ = status;
-      pending_.clear();
-    } else {
-      pending_.pop_front();
-    }
-    changed_.notify_all();
-  }
-  draining_ = false;
-  changed_.notify_all();
+  // The lease goes with the chunk: the part of the fill left over (Suspend)
+  // is not appended to again.
+  return chunks_.Submit(std::move(fill_lease_),
+                        [this, chunk] { return SendChunk(*chunk, /*last=*/false, std::nullopt); });
 }
 
 Status ResumableUpload::SendChunk(const Chunk& chunk, bool last, std::optional<uint32_t> crc) {
@@ -192,13 +140,12 @@ Status ResumableUpload::SendChunk(const Chunk& chunk, bool last, std::optional<u
 Result<ObjectMetadata> ResumableUpload::Finish() {
   if (finished_) return FailedPreconditionError("finish " + url_ + " twice");
   finished_ = true;
-  WaitForPending(0);
-  SPOOL_RETURN_IF_ERROR(FirstError());
+  SPOOL_RETURN_IF_ERROR(chunks_.Drain());
   Chunk last;
   last.begin = fill_begin_;
   last.data = std::move(fill_);
   SPOOL_RETURN_IF_ERROR(SendChunk(last, /*last=*/true, crc_all_));
-  fill_reservation_ = Reservation();
+  fill_lease_.Reset();
   std::lock_guard lock(mu_);
   if (!object_) return InternalError(url_ + ": the upload ended without an object");
   return *object_;
@@ -208,19 +155,18 @@ Result<ResumableUploadState> ResumableUpload::Suspend() {
   if (finished_) return FailedPreconditionError("suspend " + url_ + " after it was finished");
   finished_ = true;
   const size_t whole = fill_.size() / kChunkGranularity * kChunkGranularity;
-  if (whole > 0) HandOver(whole);
-  WaitForPending(0);
-  SPOOL_RETURN_IF_ERROR(FirstError());
-  fill_reservation_ = Reservation();
+  if (whole > 0) HandOver(whole).IgnoreError();  // Drain reports the error
+  SPOOL_RETURN_IF_ERROR(chunks_.Drain());
+  fill_lease_.Reset();
   std::lock_guard lock(mu_);
   return ResumableUploadState{session_uri_, committed_, crc_handed_};
 }
 
 Status ResumableUpload::Cancel() {
   finished_ = true;
-  cancel_.Cancel();
-  WaitForPending(0);
-  fill_reservation_ = Reservation();
+  chunks_.Cancel();
+  chunks_.Drain().IgnoreError();
+  fill_lease_.Reset();
   CancelScope cleanup(CancelToken::Process());
   return client_.CancelUpload(session_uri_);
 }

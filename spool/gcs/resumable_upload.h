@@ -4,7 +4,7 @@
 // chunk is handed to a task on the executor that sends chunks in order, one
 // at a time, while Append goes on filling the next ones, up to
 // chunks_in_flight chunks handed over and not yet confirmed (each holding a
-// ByteBudget lease). A chunk whose request fails is recovered the resumable
+// ByteBudget lease; a PartPipeline with one sender). A chunk whose request fails is recovered the resumable
 // way: ask the session how much it has (308 + Range) and send the rest, under
 // spool::Retry. Finish() sends the last chunk with the object's size and its
 // CRC32C (x-goog-hash), which the service checks before committing.
@@ -18,9 +18,7 @@
 // Not thread-safe (one writer thread), like WritableObject.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -29,6 +27,7 @@
 
 #include "spool/core/cancel.h"
 #include "spool/core/executor.h"
+#include "spool/core/part_pipeline.h"
 #include "spool/core/retry.h"
 #include "spool/core/status.h"
 #include "spool/gcs/client.h"
@@ -82,54 +81,26 @@ class ResumableUpload {
   const std::string& session_uri() const { return session_uri_; }
 
  private:
-  // Bytes taken from the budget (with TryAcquire or Acquire), given back
-  // when the chunk holding them is done.
-  struct Reservation {
-    Reservation() = default;
-    Reservation(ByteBudget* from, uint64_t count) : budget(from), bytes(count) {}
-    Reservation(Reservation&& other) noexcept : budget(other.budget), bytes(std::exchange(other.bytes, 0)) {}
-    Reservation& operator=(Reservation&& other) noexcept {
-      if (this != &other) {
-        if (budget && bytes) budget->Release(bytes);
-        budget = other.budget;
-        bytes = std::exchange(other.bytes, 0);
-      }
-      return *this;
-    }
-    ~Reservation() {
-      if (budget && bytes) budget->Release(bytes);
-    }
-    ByteBudget* budget = nullptr;
-    uint64_t bytes = 0;
-  };
   struct Chunk {
     uint64_t begin = 0;
     std::string data;
-    Reservation reservation;
   };
 
-  void StartFill();
-  // Hands `fill_` (or its first `bytes`) to the sender.
-  void HandOver(size_t bytes);
-  void Drain();
-  // Waits (helping the executor) until at most `limit` chunks are pending
-  // (0: until the sender is idle), or the upload failed.
-  void WaitForPending(size_t limit);
+  Status StartFill();
+  // Hands `fill_` (or its first `bytes`) to the sender; fails with the
+  // upload's first error.
+  Status HandOver(size_t bytes);
   Status SendChunk(const Chunk& chunk, bool last, std::optional<uint32_t> crc);
-  Status FirstError();
 
   GcsClient& client_;
   const std::string url_;
   const std::string session_uri_;
   const ResumableUploadOptions options_;
-  Executor& executor_;
-  ByteBudget& budget_;
   const uint64_t chunk_size_;
-  CancelSource cancel_;  // the sending task's requests; see Cancel()
 
   // Writer-thread state.
   std::string fill_;
-  Reservation fill_reservation_;
+  ByteBudget::Lease fill_lease_;  // pays for fill_
   uint64_t fill_begin_ = 0;
   uint32_t crc_all_ = 0;     // of every byte appended
   uint32_t crc_handed_ = 0;  // of the bytes handed over
@@ -137,12 +108,12 @@ class ResumableUpload {
 
   // Shared with the sending task.
   std::mutex mu_;
-  std::condition_variable changed_;
-  std::deque<Chunk> pending_;  // handed over, not yet confirmed; front is in flight
-  bool draining_ = false;
   uint64_t committed_ = 0;
   std::optional<ObjectMetadata> object_;
-  Status error_;
+
+  // Sends the chunks handed over, one at a time and in order; declared
+  // last, so destroyed before anything its sends use.
+  PartPipeline chunks_;
 };
 
 }  // namespace spool::gcs

@@ -1,14 +1,15 @@
 #include "spool/s3/s3_writer.h"
 
 #include <algorithm>
-#include <condition_variable>
+#include <memory>
 #include <mutex>
-#include <thread>
 #include <utility>
+#include <vector>
 
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
+#include "spool/core/part_pipeline.h"
 
 namespace spool::s3 {
 
@@ -20,28 +21,6 @@ uint64_t PartSizeFor(int index, uint64_t configured, std::optional<uint64_t> exp
 
 namespace {
 
-// Bytes held under the budget by one part buffer; released when destroyed.
-class BudgetHold {
- public:
-  BudgetHold() = default;
-  BudgetHold(ByteBudget* budget, uint64_t bytes) : budget_(budget), bytes_(bytes) {}
-  BudgetHold(BudgetHold&& other) noexcept : budget_(other.budget_), bytes_(std::exchange(other.bytes_, 0)) {}
-  BudgetHold& operator=(BudgetHold&& other) noexcept {
-    Reset();
-    budget_ = other.budget_;
-    bytes_ = std::exchange(other.bytes_, 0);
-    return *this;
-  }
-  ~BudgetHold() { Reset(); }
-  void Reset() {
-    if (bytes_ != 0) budget_->Release(std::exchange(bytes_, 0));
-  }
-
- private:
-  ByteBudget* budget_ = nullptr;
-  uint64_t bytes_ = 0;
-};
-
 class S3Writer : public WritableObject {
  public:
   S3Writer(std::shared_ptr<S3Client> client, std::string key, const WriteOptions& options,
@@ -50,8 +29,10 @@ class S3Writer : public WritableObject {
         key_(std::move(key)),
         options_(options),
         support_(support),
-        executor_(executor),
-        budget_(budget) {}
+        parts_in_flight_(executor, budget,
+                         {.max_in_flight = std::max(client_->config().concurrency, 1),
+                          .senders = std::max(client_->config().concurrency, 1)},
+                         "writing " + client_->Describe(key_)) {}
 
   ~S3Writer() override {
     if (!closed_) Abort();
@@ -68,7 +49,7 @@ class S3Writer : public WritableObject {
       // A full part is sent only once more data follows, so that an object
       // of exactly one part still goes up in a single PUT.
       if (has_part_ && part_.size() == part_size_) SPOOL_RETURN_IF_ERROR(SubmitPart());
-      if (!has_part_) StartPart();
+      if (!has_part_) SPOOL_RETURN_IF_ERROR(StartPart());
       const size_t take = std::min<size_t>(data.size(), part_size_ - part_.size());
       part_.append(data.substr(0, take));
       data.remove_prefix(take);
@@ -87,16 +68,17 @@ class S3Writer : public WritableObject {
   void Abort() override {
     if (closed_) return;
     closed_ = true;
-    cancel_.Cancel();  // parts in flight stop within about a second
+    parts_in_flight_.Cancel();  // parts in flight stop within about a second
     AbortUpload();
   }
 
  private:
-  void StartPart() {
+  Status StartPart() {
     part_size_ = PartSizeFor(part_number_, client_->config().part_size, options_.expected_size);
-    lease_ = AcquireBudget(part_size_);
+    SPOOL_ASSIGN_OR_RETURN(lease_, parts_in_flight_.Reserve(part_size_));
     part_.reserve(part_size_);
     has_part_ = true;
+    return OkStatus();
   }
 
   // Once the request that makes the object visible has started, it is not
@@ -114,8 +96,7 @@ class S3Writer : public WritableObject {
       return Info(*etag);
     }
     if (has_part_ && !part_.empty()) SPOOL_RETURN_IF_ERROR(SubmitPart());
-    SPOOL_RETURN_IF_ERROR(WaitForParts(0));
-    SPOOL_RETURN_IF_ERROR(FirstError());
+    SPOOL_RETURN_IF_ERROR(parts_in_flight_.Drain());
     SPOOL_RETURN_IF_ERROR(cancel.Check(what));
     CancelScope commit(CancelToken::Process());
     auto etag = client_->CompleteMultipartUpload(key_, upload_id_, parts_, options_.if_not_exists);
@@ -166,66 +147,26 @@ class S3Writer : public WritableObject {
     if (part_number_ >= kMaxParts) {
       return InvalidArgumentError(client_->Describe(key_) + " needs more than 10,000 parts; set a larger part size");
     }
-    SPOOL_RETURN_IF_ERROR(WaitForParts(client_->config().concurrency - 1));
     const int number = ++part_number_;
     {
-      std::lock_guard lock(mu_);
-      ++in_flight_;
+      std::lock_guard lock(parts_mu_);
       parts_.push_back({number, ""});
     }
     auto body = std::make_shared<std::string>(std::move(part_));
-    auto lease = std::make_shared<BudgetHold>(std::move(lease_));
     part_ = std::string();
     has_part_ = false;
-    CancelScope scope(cancel_.token());
-    executor_.Submit([this, number, body, lease] {
-      auto etag = client_->UploadPart(key_, upload_id_, number, *body);
-      body->clear();
-      lease->Reset();
-      std::lock_guard lock(mu_);
-      if (etag.ok()) {
-        parts_[number - 1].etag = *etag;
-      } else if (first_error_.ok()) {
-        first_error_ = etag.status();
-      }
-      --in_flight_;
-      done_.notify_all();
+    return parts_in_flight_.Submit(std::move(lease_), [this, number, body]() -> Status {
+      SPOOL_ASSIGN_OR_RETURN(std::string etag, client_->UploadPart(key_, upload_id_, number, *body));
+      std::lock_guard lock(parts_mu_);
+      parts_[static_cast<size_t>(number) - 1].etag = std::move(etag);
+      return OkStatus();
     });
-    return OkStatus();
   }
 
-  // Takes `bytes` of the budget. The writer may itself run on a pool thread
-  // while the parts that would free the budget wait in the pool's queue, so
-  // instead of blocking it runs queued tasks until the bytes fit.
-  BudgetHold AcquireBudget(uint64_t bytes) {
-    bytes = std::min(bytes, budget_.capacity());
-    while (true) {
-      const uint64_t got = budget_.TryAcquire(bytes);
-      if (got != 0) return BudgetHold(&budget_, got);
-      if (!executor_.RunOne()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-
-  // Waits until at most `limit` parts are in flight, running queued executor
-  // tasks meanwhile so that a writer on a pool thread cannot deadlock it.
-  Status WaitForParts(int limit) {
-    std::unique_lock lock(mu_);
-    while (in_flight_ > limit) {
-      lock.unlock();
-      const bool ran = executor_.RunOne();
-      lock.lock();
-      if (!ran) done_.wait_for(lock, std::chrono::milliseconds(20), [&] { return in_flight_ <= limit; });
-    }
-    return OkStatus();
-  }
-
-  Status FirstError() {
-    std::lock_guard lock(mu_);
-    return first_error_;
-  }
+  Status FirstError() { return parts_in_flight_.first_error(); }
 
   void AbortUpload() {
-    WaitForParts(0).IgnoreError();
+    parts_in_flight_.Drain().IgnoreError();
     part_ = std::string();
     has_part_ = false;
     lease_.Reset();
@@ -247,25 +188,22 @@ class S3Writer : public WritableObject {
   const std::string key_;
   const WriteOptions options_;
   const ConditionalCreateSupport support_;
-  Executor& executor_;
-  ByteBudget& budget_;
-  CancelSource cancel_;  // the part uploads; cancelled by Abort()
 
   std::string part_;  // the part being filled
   bool has_part_ = false;
   uint64_t part_size_ = 0;
-  BudgetHold lease_;
+  ByteBudget::Lease lease_;  // pays for part_
   std::string upload_id_;
   int part_number_ = 0;
   uint64_t bytes_appended_ = 0;
   uint32_t crc_ = 0;
   bool closed_ = false;
 
-  std::mutex mu_;  // guards what the part tasks touch
-  std::condition_variable done_;
-  int in_flight_ = 0;
+  std::mutex parts_mu_;  // parts_ is filled in by the part uploads
   std::vector<CompletedPart> parts_;
-  Status first_error_;
+  // Sends the parts; declared last, so destroyed (cancelled and drained)
+  // before anything its part uploads use.
+  PartPipeline parts_in_flight_;
 };
 
 }  // namespace

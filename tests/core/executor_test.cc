@@ -6,6 +6,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -290,6 +291,41 @@ TEST(ByteBudgetTest, ManyBlockedWaitersAreAllServed) {
   EXPECT_EQ(served.load(), 4);
   EXPECT_EQ(budget.in_use(), 0u);
   EXPECT_EQ(budget.peak(), 100u);
+}
+
+TEST(ByteBudgetTest, LeaseAdoptsBytesAlreadyTaken) {
+  ByteBudget budget(100);
+  {
+    ByteBudget::Lease adopted = ByteBudget::Lease::Adopt(budget, budget.TryAcquire(40));
+    EXPECT_EQ(adopted.bytes(), 40u);
+    EXPECT_EQ(budget.in_use(), 40u);
+  }
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(ByteBudgetTest, LeaseTryAcquireNeverBlocks) {
+  ByteBudget budget(100);
+  std::optional<ByteBudget::Lease> first = ByteBudget::Lease::TryAcquire(budget, 70);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->bytes(), 70u);
+  EXPECT_FALSE(ByteBudget::Lease::TryAcquire(budget, 40).has_value());
+  std::optional<ByteBudget::Lease> nothing = ByteBudget::Lease::TryAcquire(budget, 0);
+  ASSERT_TRUE(nothing.has_value());
+  EXPECT_EQ(nothing->bytes(), 0u);
+  first.reset();
+  std::optional<ByteBudget::Lease> clamped = ByteBudget::Lease::TryAcquire(budget, 1000);
+  ASSERT_TRUE(clamped.has_value());
+  EXPECT_EQ(clamped->bytes(), 100u);
+}
+
+TEST(ByteBudgetTest, WaitForChangeWakesOnRelease) {
+  ByteBudget budget(100);
+  uint64_t held = budget.Acquire(100);
+  const uint64_t seen = budget.changes();
+  std::thread releaser([&] { budget.Release(held); });
+  budget.WaitForChange(seen);  // returns only once the release happened
+  EXPECT_EQ(budget.in_use(), 0u);
+  releaser.join();
 }
 
 TEST(DefaultByteBudgetTest, IsShared) {

@@ -5,7 +5,10 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <vector>
+
+#include "spool/core/cancel.h"
 
 namespace spool {
 namespace {
@@ -56,6 +59,31 @@ TEST(ParallelForTest, NothingToDoAndZeroWorkersStillRunEverything) {
                 return OkStatus();
               }).ok());
   EXPECT_EQ(calls.load(), 7u);
+}
+
+TEST(ParallelForTest, TheCallingThreadIsOneOfTheWorkers) {
+  Executor executor(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<size_t> elsewhere{0};
+  EXPECT_TRUE(ParallelFor(executor, 20, 1, [&](size_t) {
+                if (std::this_thread::get_id() != caller) ++elsewhere;
+                return OkStatus();
+              }).ok());
+  EXPECT_EQ(elsewhere.load(), 0u);
+}
+
+TEST(ParallelForTest, ACancelStopsHandingOutIndices) {
+  Executor executor(2);
+  CancelSource source;
+  CancelScope scope(source.token());
+  std::atomic<size_t> calls{0};
+  Status status = ParallelFor(executor, 1000, 1, [&](size_t i) {
+    ++calls;
+    if (i == 9) source.Cancel();
+    return OkStatus();
+  });
+  EXPECT_EQ(status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(calls.load(), 10u);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,36 +52,21 @@ std::string Hex32(uint32_t value) {
   return text;
 }
 
-// The budget one transfer holds for its buffers, released when it ends.
-// Only the first buffer waits for room; later ones are taken only when free
-// right now, so a transfer never blocks while it already holds budget (two
-// transfers each holding half the budget cannot wait on each other).
-class BudgetHold {
- public:
-  explicit BudgetHold(ByteBudget& budget) : budget_(budget) {}
-  ~BudgetHold() {
-    if (held_ > 0) budget_.Release(held_);
-  }
-  BudgetHold(const BudgetHold&) = delete;
-  BudgetHold& operator=(const BudgetHold&) = delete;
-
-  // Reserves room for one more buffer of `bytes`: the first always (waiting
-  // for it), later ones only when free now. False when none was free.
-  bool AddBuffer(uint64_t bytes) {
-    uint64_t taken = buffers_ == 0 ? budget_.Acquire(bytes) : budget_.TryAcquire(bytes);
-    if (buffers_ > 0 && taken == 0) return false;
-    held_ += taken;
-    ++buffers_;
+// Leases the budget for one more buffer of a transfer (one lease each,
+// released when the transfer ends). Only the first buffer waits for room;
+// later ones are taken only when free right now, so a transfer never blocks
+// while it already holds budget (two transfers each holding half the budget
+// cannot wait on each other). False when no room was free.
+bool LeaseAnotherBuffer(std::vector<ByteBudget::Lease>& leases, ByteBudget& budget, uint64_t bytes) {
+  if (leases.empty()) {
+    leases.emplace_back(&budget, bytes);
     return true;
   }
-
-  size_t buffers() const { return buffers_; }
-
- private:
-  ByteBudget& budget_;
-  uint64_t held_ = 0;
-  size_t buffers_ = 0;
-};
+  std::optional<ByteBudget::Lease> lease = ByteBudget::Lease::TryAcquire(budget, bytes);
+  if (!lease) return false;
+  leases.push_back(std::move(*lease));
+  return true;
+}
 
 // Fills `buffer` from `offset`, or fails with DataLoss if the object ends
 // first (the handle is pinned, so its size cannot shrink legitimately).
@@ -201,7 +187,7 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
   };
   const uint64_t part_size = PartSizeOf(options);
   const size_t concurrency = ConcurrencyOf(options);
-  BudgetHold hold(BudgetOf(options));
+  std::vector<ByteBudget::Lease> buffer_leases;
   std::vector<std::string> spares;  // buffers to reuse: fresh memory is slow
   std::deque<std::unique_ptr<Part>> in_flight;
   uint64_t next_offset = 0;
@@ -209,7 +195,10 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
 
   while (next_offset < info.size || !in_flight.empty()) {
     while (next_offset < info.size && in_flight.size() < concurrency) {
-      if (in_flight.size() == hold.buffers() && !hold.AddBuffer(part_size)) break;
+      if (in_flight.size() == buffer_leases.size() &&
+          !LeaseAnotherBuffer(buffer_leases, BudgetOf(options), part_size)) {
+        break;
+      }
       auto part = std::make_unique<Part>();
       part->offset = next_offset;
       if (!spares.empty()) {
@@ -261,8 +250,7 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
   write.expected_size = size;
   SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer, to.OpenWrite(key, write));
   const uint64_t chunk = std::clamp<uint64_t>(size, 1, PartSizeOf(options));
-  BudgetHold hold(BudgetOf(options));
-  hold.AddBuffer(chunk);
+  const ByteBudget::Lease buffer_lease(&BudgetOf(options), chunk);
   std::string buffer(chunk, '\0');
   uint64_t total = 0;
   uint32_t crc = 0;
@@ -317,11 +305,11 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
   const uint64_t part_size = PartSizeOf(options);
   const size_t parts = (info.size + part_size - 1) / part_size;
   std::vector<uint32_t> part_crcs(parts);
-  BudgetHold hold(BudgetOf(options));
-  size_t workers = 0;
-  while (workers < std::min(parts, ConcurrencyOf(options)) && hold.AddBuffer(std::min(part_size, info.size))) {
-    ++workers;
+  std::vector<ByteBudget::Lease> buffer_leases;
+  while (buffer_leases.size() < std::min(parts, ConcurrencyOf(options)) &&
+         LeaseAnotherBuffer(buffer_leases, BudgetOf(options), std::min(part_size, info.size))) {
   }
+  const size_t workers = buffer_leases.size();
   std::atomic<size_t> next_part{0};
   TaskGroup group(ExecutorOf(options));
   for (size_t w = 0; w < workers; ++w) {
