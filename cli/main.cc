@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
       spool::cli::AddRmCommand(app, global),   spool::cli::AddMbCommand(app, global),
       spool::cli::AddConvertCommand(app, global), spool::cli::AddRecordsCommand(app, global),
       spool::cli::AddCkptCommand(app, global),    spool::cli::AddSyncCommand(app, global),
-      spool::cli::AddWhoamiCommand(app, global),  spool::cli::AddDoctorCommand(app, global)};
+      spool::cli::AddWhoamiCommand(app, global),  spool::cli::AddDoctorCommand(app, global),
+      spool::cli::AddGcUploadsCommand(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -29,5 +29,6 @@ Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddSyncCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddWhoamiCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddDoctorCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddGcUploadsCommand(CLI::App& spool, const GlobalOptions& global);
 
 }  // namespace spool::cli

@@ -132,21 +132,22 @@ Result<ObjectInfo> S3Store::Copy(std::string_view from_key, std::string_view to_
   return client_->HeadObject(to_key);
 }
 
-Result<int> S3Store::AbortIncompleteUploads(std::string_view prefix, std::chrono::seconds older_than) {
-  const auto cutoff = std::chrono::system_clock::now() - older_than;
-  int aborted = 0;
+Result<std::vector<IncompleteUpload>> S3Store::ListIncompleteUploads(std::string_view prefix) {
+  std::vector<IncompleteUpload> uploads;
   std::string key_marker, upload_id_marker;
   while (true) {
     SPOOL_ASSIGN_OR_RETURN(auto page, client_->ListMultipartUploads(prefix, key_marker, upload_id_marker));
-    for (const MultipartUploadInfo& upload : page.uploads) {
-      if (upload.initiated > cutoff) continue;
-      SPOOL_RETURN_IF_ERROR(client_->AbortMultipartUpload(upload.key, upload.upload_id));
-      ++aborted;
+    for (MultipartUploadInfo& upload : page.uploads) {
+      uploads.push_back({std::move(upload.key), std::move(upload.upload_id), upload.initiated});
     }
-    if (!page.is_truncated) return aborted;
+    if (!page.is_truncated) return uploads;
     key_marker = page.next_key_marker;
     upload_id_marker = page.next_upload_id_marker;
   }
+}
+
+Status S3Store::AbortIncompleteUpload(const IncompleteUpload& upload) {
+  return client_->AbortMultipartUpload(upload.key, upload.id);  // NoSuchUpload counts as done
 }
 
 Result<ConditionalCreateSupport> S3Store::ProbeConditionalCreate() {

@@ -60,9 +60,10 @@ class S3Store : public ObjectStore {
   // Server-side: CopyObject up to 5 GiB, UploadPartCopy in parts beyond.
   Result<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key) override;
 
-  // Aborts the incomplete multipart uploads under `prefix` started more than
-  // `older_than` ago (left by crashed writers); returns how many.
-  Result<int> AbortIncompleteUploads(std::string_view prefix, std::chrono::seconds older_than);
+  // Multipart uploads under `prefix` never completed or aborted
+  // (ListMultipartUploads, every page), and AbortMultipartUpload of one.
+  Result<std::vector<IncompleteUpload>> ListIncompleteUploads(std::string_view prefix) override;
+  Status AbortIncompleteUpload(const IncompleteUpload& upload) override;
 
   S3Client& client() { return *client_; }
 

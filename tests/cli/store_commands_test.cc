@@ -347,5 +347,43 @@ TEST_F(StoreCommands, MakesBuckets) {
   EXPECT_NE(object.err.find("give just the bucket"), std::string::npos) << object.err;
 }
 
+// What a killed writer leaves -- an S3 multipart upload never completed
+// (started here by the AWS CLI), a local temporary file -- is listed by
+// --dry-run and removed by gc-uploads; GCS sessions cannot be listed, so
+// there it finds nothing.
+TEST_F(StoreCommands, GcUploadsAbortsWhatKilledWritersLeft) {
+  const bool expect_one = Backend() != "gs";
+  if (Backend() == "s3") {
+    const std::string bucket_and_key = root_.substr(5);  // "bucket/prefix"
+    const size_t slash = bucket_and_key.find('/');
+    const std::string command = "/usr/bin/aws --endpoint-url " + GetEnv("AWS_ENDPOINT_URL") +
+                                " s3api create-multipart-upload --bucket " + bucket_and_key.substr(0, slash) +
+                                " --key " + bucket_and_key.substr(slash + 1) + "/big.bin > /dev/null";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  } else if (Backend() == "local") {
+    WriteFile(fs::path(root_) / ".big.bin.spool-tmp-0123456789abcdef", "half of it");
+  }
+  Outcome young = Spool({"gc-uploads", root_ + "/", "--older-than", "1h"});
+  EXPECT_EQ(young.exit_code, 0) << young.err;
+  EXPECT_NE(young.out.find("aborted 0 incomplete uploads older than 1h"), std::string::npos) << young.out;
+
+  Outcome dry_run = Spool({"gc-uploads", root_ + "/", "--older-than", "0s", "--dry-run"});
+  EXPECT_EQ(dry_run.exit_code, 0) << dry_run.err;
+  if (expect_one) {
+    EXPECT_NE(dry_run.out.find("would abort the upload of " + Url("big.bin")), std::string::npos) << dry_run.out;
+  }
+  Outcome aborted = Spool({"--json", "gc-uploads", root_ + "/", "--older-than", "0s"});
+  EXPECT_EQ(aborted.exit_code, 0) << aborted.err;
+  EXPECT_EQ(Lines(aborted.out).size(), expect_one ? 1u : 0u) << aborted.out;
+  if (expect_one) EXPECT_NE(aborted.out.find("{\"aborted\":\"" + Url("big.bin") + "\""), std::string::npos) << aborted.out;
+  Outcome again = Spool({"gc-uploads", root_ + "/", "--older-than", "0s"});
+  EXPECT_NE(again.out.find("aborted 0 incomplete uploads"), std::string::npos) << again.out;
+  if (Backend() == "local") EXPECT_TRUE(fs::is_empty(root_));
+
+  Outcome bad_age = Spool({"gc-uploads", root_ + "/", "--older-than", "soon"});
+  EXPECT_EQ(bad_age.exit_code, 1);
+  EXPECT_NE(bad_age.err.find("--older-than \"soon\" should be a number and a unit"), std::string::npos) << bad_age.err;
+}
+
 }  // namespace
 }  // namespace spool::cli::testing

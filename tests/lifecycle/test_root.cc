@@ -129,14 +129,11 @@ Status TestRoot::RemoveAll() {
   for (const ObjectInfo& object : all.objects) keys.push_back(object.key);
   SPOOL_ASSIGN_OR_RETURN(std::vector<DeleteFailure> failed, store().DeleteMany(keys));
   if (!failed.empty()) return failed.front().status;
-  int aborted = 0;
-#if SPOOL_HAVE_S3
-  if (s3::S3Store* s3 = AsS3(store())) {
-    // Older than 0 s: every upload under the root, whoever started it.
-    SPOOL_ASSIGN_OR_RETURN(aborted, s3->AbortIncompleteUploads(options.prefix, std::chrono::seconds(0)));
-  }
-#endif
-  std::printf("removed %zu objects and %d pending multipart uploads under %s\n", keys.size(), aborted, url_.c_str());
+  // Older than 0 s: every upload under the root, whoever started it.
+  SPOOL_ASSIGN_OR_RETURN(std::vector<IncompleteUpload> aborted,
+                         AbortIncompleteUploads(store(), options.prefix, std::chrono::seconds(0)));
+  std::printf("removed %zu objects and %zu pending multipart uploads under %s\n", keys.size(), aborted.size(),
+              url_.c_str());
   return OkStatus();
 }
 

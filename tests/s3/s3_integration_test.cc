@@ -311,13 +311,24 @@ TEST(S3Store, AbortIncompleteUploadsRemovesLeftovers) {
     ASSERT_TRUE(store->client().CreateMultipartUpload(prefix + "k" + std::to_string(i), {}).ok());
   }
   EXPECT_EQ(IncompleteUploads(store->client(), prefix), 3);
-  auto young = store->AbortIncompleteUploads(prefix, std::chrono::hours(1));
+  auto listed = store->ListIncompleteUploads(prefix);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[0].key, prefix + "k0");
+  EXPECT_FALSE((*listed)[0].id.empty());
+  auto young = AbortIncompleteUploads(*store, prefix, std::chrono::hours(1));
   ASSERT_TRUE(young.ok()) << young.status().ToString();
-  EXPECT_EQ(*young, 0);
-  auto aborted = store->AbortIncompleteUploads(prefix, std::chrono::seconds(0));
+  EXPECT_TRUE(young->empty());
+  auto dry_run = AbortIncompleteUploads(*store, prefix, std::chrono::seconds(0), /*dry_run=*/true);
+  ASSERT_TRUE(dry_run.ok()) << dry_run.status().ToString();
+  EXPECT_EQ(dry_run->size(), 3u);
+  EXPECT_EQ(IncompleteUploads(store->client(), prefix), 3);
+  auto aborted = AbortIncompleteUploads(*store, prefix, std::chrono::seconds(0));
   ASSERT_TRUE(aborted.ok()) << aborted.status().ToString();
-  EXPECT_EQ(*aborted, 3);
+  EXPECT_EQ(aborted->size(), 3u);
   EXPECT_EQ(IncompleteUploads(store->client(), prefix), 0);
+  // Aborting one that is gone already is not an error.
+  EXPECT_TRUE(store->AbortIncompleteUpload((*listed)[0]).ok());
 }
 
 TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {

@@ -2,6 +2,7 @@
 // files, paths, folders and listing order.
 #include "spool/core/storage/local_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "spool/core/storage/local_files.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/url.h"
 #include "tests/support/files.h"
@@ -216,6 +218,43 @@ TEST_F(LocalStoreTest, VersionChangesWhenTheFileIsReplaced) {
   Result<ObjectInfo> stat = store_.Stat(Key("v"));
   ASSERT_TRUE(stat.ok());
   EXPECT_EQ(stat->version, second->version);
+}
+
+// A writer killed before Close leaves its temporary file; the store lists it
+// as an incomplete upload of its target and aborting deletes only that file.
+TEST_F(LocalStoreTest, LeftoverTemporaryFilesAreIncompleteUploads) {
+  fs::create_directories(dir_ / "ckpt" / "step-1");
+  const fs::path leftover = dir_ / "ckpt" / "step-1" / TemporaryNameFor("weights.bin");
+  WriteFile(leftover, "half of the weights");
+  WriteFile(dir_ / "ckpt" / "step-1" / "done.bin", "complete");
+  WriteFile(dir_ / "other" / TemporaryNameFor("x"), "not under the prefix");
+  // An hour old.
+  const timespec old[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, leftover.c_str(), old, 0), 0);
+
+  auto listed = store_.ListIncompleteUploads(Key("ckpt/"));
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].key, Key("ckpt/step-1/weights.bin"));
+  EXPECT_EQ((*listed)[0].id, leftover.string().substr(1));
+
+  auto young = AbortIncompleteUploads(store_, Key("ckpt/"), std::chrono::hours(2));
+  ASSERT_TRUE(young.ok());
+  EXPECT_TRUE(young->empty());
+  auto dry_run = AbortIncompleteUploads(store_, Key("ckpt/"), std::chrono::minutes(30), /*dry_run=*/true);
+  ASSERT_TRUE(dry_run.ok());
+  EXPECT_EQ(dry_run->size(), 1u);
+  EXPECT_TRUE(fs::exists(leftover));
+  auto aborted = AbortIncompleteUploads(store_, Key("ckpt/"), std::chrono::minutes(30));
+  ASSERT_TRUE(aborted.ok()) << aborted.status().ToString();
+  EXPECT_EQ(aborted->size(), 1u);
+  EXPECT_FALSE(fs::exists(leftover));
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "step-1" / "done.bin"));
+  EXPECT_TRUE(fs::exists(dir_ / "other"));
+  // Never deletes a file that is not a temporary one, whatever it is asked.
+  IncompleteUpload forged{Key("ckpt/step-1/done.bin"), Key("ckpt/step-1/done.bin"), {}};
+  EXPECT_EQ(store_.AbortIncompleteUpload(forged).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "step-1" / "done.bin"));
 }
 
 }  // namespace

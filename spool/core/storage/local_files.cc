@@ -58,4 +58,8 @@ bool IsTemporaryName(std::string_view file_name) {
   return file_name.starts_with('.') && file_name.find(kTemporaryMarker) != std::string_view::npos;
 }
 
+std::string_view TargetOfTemporaryName(std::string_view temporary_name) {
+  return temporary_name.substr(1, temporary_name.rfind(kTemporaryMarker) - 1);
+}
+
 }  // namespace spool

@@ -22,4 +22,8 @@ std::string TemporaryNameFor(std::string_view file_name);
 // True for names TemporaryNameFor makes (listings skip them).
 bool IsTemporaryName(std::string_view file_name);
 
+// The file name a temporary name was made for (shortened as TemporaryNameFor
+// shortens it); `temporary_name` must satisfy IsTemporaryName.
+std::string_view TargetOfTemporaryName(std::string_view temporary_name);
+
 }  // namespace spool

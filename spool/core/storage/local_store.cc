@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -404,6 +405,46 @@ Result<ListPage> LocalStore::List(const ListOptions& options) {
   std::string_view name_prefix = std::string_view(prefix).substr(folder_key.size());
   SPOOL_RETURN_IF_ERROR(lister.Walk(folder_key, name_prefix).status());
   return lister.TakePage();
+}
+
+Result<std::vector<IncompleteUpload>> LocalStore::ListIncompleteUploads(std::string_view prefix) {
+  size_t slash = prefix.rfind('/');
+  std::string folder_key(slash == std::string_view::npos ? "" : prefix.substr(0, slash + 1));
+  std::vector<IncompleteUpload> uploads;
+  std::error_code error;
+  // Symbolic links to folders are not followed: a temporary file is always
+  // created in the real folder of its target.
+  std::filesystem::recursive_directory_iterator walk(PathOf(folder_key),
+                                                     std::filesystem::directory_options::skip_permission_denied, error);
+  if (error == std::errc::no_such_file_or_directory || error == std::errc::not_a_directory) return uploads;
+  if (error) return ErrnoStatus(error.value(), PathOf(folder_key), "list");
+  for (auto end = std::filesystem::recursive_directory_iterator(); walk != end; walk.increment(error)) {
+    if (error) return ErrnoStatus(error.value(), PathOf(folder_key), "list");
+    const std::string name = walk->path().filename().string();
+    if (!IsTemporaryName(name) || !walk->is_regular_file(error)) continue;
+    // Keys are paths without the leading '/'.
+    std::string temporary_key = walk->path().string().substr(1);
+    std::string key = walk->path().parent_path().string().substr(1);
+    key.append(key.empty() ? "" : "/").append(TargetOfTemporaryName(name));
+    if (!key.starts_with(prefix)) continue;
+    struct stat st;
+    if (::stat(walk->path().c_str(), &st) != 0) continue;  // finished or removed meanwhile
+    auto started = std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+    uploads.push_back({std::move(key), std::move(temporary_key), started});
+  }
+  std::sort(uploads.begin(), uploads.end(),
+            [](const IncompleteUpload& a, const IncompleteUpload& b) { return a.id < b.id; });
+  return uploads;
+}
+
+Status LocalStore::AbortIncompleteUpload(const IncompleteUpload& upload) {
+  std::string path = PathOf(upload.id);
+  if (!IsTemporaryName(std::filesystem::path(path).filename().string())) {
+    return InvalidArgumentError(path + " is not a temporary file of an unfinished write; not deleting it");
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, path, "delete");
+  return OkStatus();
 }
 
 Result<std::unique_ptr<ReadableObject>> LocalStore::OpenRead(std::string_view key) {

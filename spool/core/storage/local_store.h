@@ -42,6 +42,11 @@ class LocalStore : public ObjectStore {
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key,
                                                     const WriteOptions& options = {}) override;
   Status Delete(std::string_view key) override;
+  // The temporary files of writers that never closed (a killed process),
+  // found by walking the folders under `prefix`; their age is the file's
+  // mtime. Aborting one deletes that temporary file, nothing else.
+  Result<std::vector<IncompleteUpload>> ListIncompleteUploads(std::string_view prefix) override;
+  Status AbortIncompleteUpload(const IncompleteUpload& upload) override;
 };
 
 }  // namespace spool

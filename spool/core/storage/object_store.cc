@@ -38,6 +38,29 @@ Result<ObjectInfo> ObjectStore::Copy(std::string_view from_key, std::string_view
                             " is not supported by this store; copy through spool::CopyObject instead");
 }
 
+Result<std::vector<IncompleteUpload>> ObjectStore::ListIncompleteUploads(std::string_view prefix) {
+  (void)prefix;
+  return std::vector<IncompleteUpload>{};
+}
+
+Status ObjectStore::AbortIncompleteUpload(const IncompleteUpload& upload) {
+  return UnimplementedError("this store keeps no incomplete uploads; cannot abort " + upload.id + " of " +
+                            Describe(upload.key));
+}
+
+Result<std::vector<IncompleteUpload>> AbortIncompleteUploads(ObjectStore& store, std::string_view prefix,
+                                                             std::chrono::seconds older_than, bool dry_run) {
+  const auto cutoff = std::chrono::system_clock::now() - older_than;
+  SPOOL_ASSIGN_OR_RETURN(std::vector<IncompleteUpload> uploads, store.ListIncompleteUploads(prefix));
+  std::erase_if(uploads, [&](const IncompleteUpload& upload) { return upload.started > cutoff; });
+  if (dry_run) return uploads;
+  for (const IncompleteUpload& upload : uploads) {
+    SPOOL_RETURN_IF_ERROR(store.AbortIncompleteUpload(upload).WithContext(
+        "aborting the incomplete upload of " + store.Describe(upload.key)));
+  }
+  return uploads;
+}
+
 Result<std::string> ReadAll(ObjectStore& store, std::string_view key) {
   SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, store.OpenRead(key));
   std::string data(object->info().size, '\0');

@@ -95,6 +95,15 @@ struct DeleteFailure {
   Status status;
 };
 
+// An upload that was started and neither completed nor aborted, left by a
+// writer that was killed: an S3 multipart upload (its parts cost storage
+// until aborted), or a local store's temporary file.
+struct IncompleteUpload {
+  std::string key;  // the object it would have become
+  std::string id;   // S3's upload id; the temporary file's name for a local store
+  std::chrono::system_clock::time_point started{};
+};
+
 // What a store's requests cost, as counted so far.
 struct RequestCounts {
   uint64_t retries = 0;    // attempts repeated after a retryable failure
@@ -150,9 +159,22 @@ class ObjectStore {
   // Server-side copy within the store; Unimplemented where the service has none.
   virtual Result<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key);
 
+  // Incomplete uploads whose key starts with `prefix`, in the store's order.
+  // The default, for stores that keep no listable upload state, is none
+  // (GCS: resumable sessions cannot be listed and expire after a week).
+  virtual Result<std::vector<IncompleteUpload>> ListIncompleteUploads(std::string_view prefix);
+  // Removes one upload ListIncompleteUploads returned; gone already is OK.
+  virtual Status AbortIncompleteUpload(const IncompleteUpload& upload);
+
  private:
   std::shared_ptr<RequestCounters> counters_ = std::make_shared<RequestCounters>();
 };
+
+// Aborts the incomplete uploads under `prefix` started more than `older_than`
+// ago (with `dry_run`, only lists them); returns those uploads. The age keeps
+// uploads that another process is still writing.
+Result<std::vector<IncompleteUpload>> AbortIncompleteUploads(ObjectStore& store, std::string_view prefix,
+                                                             std::chrono::seconds older_than, bool dry_run = false);
 
 // Convenience over the interface, for small objects and whole listings.
 Result<std::string> ReadAll(ObjectStore& store, std::string_view key);
