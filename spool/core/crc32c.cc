@@ -5,6 +5,7 @@
 
 #include <array>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 
 #include "spool/core/crc32c_internal.h"
@@ -151,6 +152,12 @@ uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
     if (len_b & 1) shift = internal::MultiplyModP(kXPow2[k], shift);
   }
   return internal::MultiplyModP(shift, crc_a) ^ crc_b;
+}
+
+std::string ToHex(uint32_t crc) {
+  char text[11];
+  std::snprintf(text, sizeof text, "0x%08x", crc);
+  return text;
 }
 
 std::string ToBase64(uint32_t crc) {

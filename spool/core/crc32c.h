@@ -41,6 +41,9 @@ uint32_t ExtendTableBytewise(uint32_t crc, const void* data, size_t size);
 uint32_t ExtendSse42(uint32_t crc, const void* data, size_t size);
 bool HasSse42();
 
+// "0x1a2b3c4d": how messages and listings show a CRC.
+std::string ToHex(uint32_t crc);
+
 // Base64 of the big-endian CRC, as S3 and GCS headers carry it.
 std::string ToBase64(uint32_t crc);
 bool FromBase64(std::string_view text, uint32_t* crc);

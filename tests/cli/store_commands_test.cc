@@ -230,6 +230,25 @@ TEST_F(StoreCommands, VerifyReportsACorruptShardWithExitCode3) {
   EXPECT_NE(verify.err.find("ds-00000-of-00001.tfrecord"), std::string::npos) << verify.err;
 }
 
+// A valid shard that is not the one the manifest describes (same record
+// count, same size, other values) passes every record CRC; the manifest's
+// whole-shard CRC32C catches it.
+TEST_F(StoreCommands, VerifyChecksShardsAgainstTheirManifest) {
+  WriteFile(Local("t.csv"), "v\n1\n2\n3\n4\n");
+  WriteFile(Local("u.csv"), "v\n5\n6\n7\n8\n");
+  ASSERT_EQ(Spool({"-q", "convert", Local("t.csv").string(), Url("m/ds"), "--shards", "1"}).exit_code, 0);
+  ASSERT_EQ(Spool({"-q", "convert", Local("u.csv").string(), Url("m/other"), "--shards", "1"}).exit_code, 0);
+  Outcome good = Spool({"records", "verify", Url("m/ds.manifest.json")});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("and every shard its manifest"), std::string::npos) << good.out;
+  ASSERT_EQ(Spool({"-q", "cp", Url("m/other-00000-of-00001.tfrecord"), Url("m/ds-00000-of-00001.tfrecord")}).exit_code,
+            0);
+  Outcome swapped = Spool({"records", "verify", Url("m/ds.manifest.json")});
+  EXPECT_EQ(swapped.exit_code, 3) << swapped.out << swapped.err;
+  EXPECT_NE(swapped.err.find("ds-00000-of-00001.tfrecord has CRC32C 0x"), std::string::npos) << swapped.err;
+  EXPECT_NE(swapped.err.find("its manifest says 0x"), std::string::npos) << swapped.err;
+}
+
 TEST_F(StoreCommands, SavesListsRestoresVerifiesAndPrunesCheckpoints) {
   WriteFile(Local("ckpt/model.bin"), std::string(100000, 'm'));
   WriteFile(Local("ckpt/opt/state"), "optimizer");

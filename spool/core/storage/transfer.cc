@@ -46,12 +46,6 @@ void ReportProgress(const TransferOptions& options, uint64_t bytes) {
   if (options.on_progress) options.on_progress(bytes);
 }
 
-std::string Hex32(uint32_t value) {
-  char text[9];
-  std::snprintf(text, sizeof(text), "%08x", value);
-  return text;
-}
-
 // Leases the budget for one more buffer of a transfer (one lease each,
 // released when the transfer ends). Only the first buffer waits for room;
 // later ones are taken only when free right now, so a transfer never blocks
@@ -135,8 +129,8 @@ Status CheckWrittenChecksum(ObjectStore& to, std::string_view to_key, const Obje
   if (!written.crc32c || *written.crc32c == crc) return OkStatus();
   // The bad object must not stay behind looking like a good copy.
   to.Delete(to_key).IgnoreError();
-  return DataLossError(to.Describe(to_key) + ": the store reports CRC32C " + Hex32(*written.crc32c) +
-                       " but the bytes sent have " + Hex32(crc) + "; the object was deleted, retry the transfer");
+  return DataLossError(to.Describe(to_key) + ": the store reports CRC32C " + crc32c::ToHex(*written.crc32c) +
+                       " but the bytes sent have " + crc32c::ToHex(crc) + "; the object was deleted, retry the transfer");
 }
 
 }  // namespace
@@ -226,8 +220,8 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
 
   if (info.crc32c && *info.crc32c != crc) {
     writer->Abort();
-    return DataLossError(source_url + ": the bytes read have CRC32C " + Hex32(crc) +
-                         " but the source reports " + Hex32(*info.crc32c) + "; nothing was written, retry the copy");
+    return DataLossError(source_url + ": the bytes read have CRC32C " + crc32c::ToHex(crc) +
+                         " but the source reports " + crc32c::ToHex(*info.crc32c) + "; nothing was written, retry the copy");
   }
   SPOOL_RETURN_IF_ERROR(cancel.Check("copying " + source_url));  // nothing commits once cancelled
   SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
@@ -335,8 +329,8 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
     crc = crc32c::Combine(crc, part_crcs[part], length);
   }
   if (info.crc32c && *info.crc32c != crc) {
-    return DataLossError(from.Describe(key) + ": the bytes downloaded have CRC32C " + Hex32(crc) +
-                         " but the store reports " + Hex32(*info.crc32c) + "; " + name + " was not written, retry");
+    return DataLossError(from.Describe(key) + ": the bytes downloaded have CRC32C " + crc32c::ToHex(crc) +
+                         " but the store reports " + crc32c::ToHex(*info.crc32c) + "; " + name + " was not written, retry");
   }
   // The temporary file goes away as we return: nothing partial is left.
   SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));
