@@ -64,7 +64,10 @@ std::string ObjectJson(std::string_view url, const ObjectInfo& info) {
   std::string out = "{\"url\":" + JsonString(url) + ",\"key\":" + JsonString(info.key) +
                     ",\"size\":" + std::to_string(info.size) + ",\"updated\":" + JsonString(FormatTimestamp(info.updated)) +
                     ",\"version\":" + JsonString(info.version);
-  if (info.crc32c) out += ",\"crc32c\":" + JsonString(crc32c::ToBase64(*info.crc32c));
+  if (info.crc32c) {
+    out += ",\"crc32c\":" + JsonString(crc32c::ToBase64(*info.crc32c));
+    out += std::string(",\"crc32c_from\":") + (info.crc32c_from_uploader ? "\"uploader\"" : "\"store\"");
+  }
   if (!info.md5_base64.empty()) out += ",\"md5\":" + JsonString(info.md5_base64);
   out += "}";
   return out;

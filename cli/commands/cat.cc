@@ -5,6 +5,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
+#include "spool/core/crc32c.h"
 #include "spool/core/storage/transfer.h"
 
 namespace spool::cli {
@@ -66,14 +67,26 @@ Status RunCat(const CatOptions& options, const GlobalOptions& global) {
   TransferOptions transfer;
   transfer.part_size = kChunkSize / 4;
   std::string buffer(std::min(kChunkSize, range.end - range.begin), '\0');
+  // A whole object is checked against the CRC32C its store keeps (or its
+  // uploader stored). The bytes are on standard output by then, so a
+  // mismatch can only fail the command (exit 3), as a broken pipe would.
+  const bool whole = range.begin == 0 && range.end == size;
+  uint32_t crc = 0;
   for (uint64_t offset = range.begin; offset < range.end;) {
     std::span<char> chunk(buffer.data(), std::min<uint64_t>(buffer.size(), range.end - offset));
     SPOOL_ASSIGN_OR_RETURN(size_t n, ReadParallel(*object, offset, chunk, transfer));
     if (n == 0) return DataLossError(url + " ended at byte " + std::to_string(offset) + " before its size");
+    if (whole) crc = crc32c::Extend(crc, buffer.data(), n);
     if (std::fwrite(buffer.data(), 1, n, stdout) != n) {
       return UnavailableError("writing " + url + " to standard output failed");
     }
     offset += n;
+  }
+  const std::optional<uint32_t> expected = object->info().crc32c;
+  if (whole && expected && *expected != crc) {
+    std::fflush(stdout);
+    return DataLossError(url + ": the bytes read have CRC32C " + crc32c::ToHex(crc) + " but the store reports " +
+                         crc32c::ToHex(*expected) + "; what was written to standard output is damaged");
   }
   return OkStatus();
 }

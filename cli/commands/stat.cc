@@ -31,7 +31,13 @@ Status RunStat(const std::string& url, const GlobalOptions& global) {
   PrintLine("size:     " + std::to_string(info->size) + " (" + FormatBytes(info->size) + ")");
   PrintLine("updated:  " + FormatTimestamp(info->updated));
   PrintLine("version:  " + info->version);
-  if (info->crc32c) PrintLine("crc32c:   " + crc32c::ToBase64(*info->crc32c));
+  if (info->crc32c) {
+    PrintLine("crc32c:   " + crc32c::ToBase64(*info->crc32c) +
+              (info->crc32c_from_uploader ? "  (stored by spool's uploader; reads are verified against it)"
+                                          : "  (kept by the store; reads are verified against it)"));
+  } else {
+    PrintLine("crc32c:   none: whole reads of this object cannot be verified (docs/integrity.md)");
+  }
   if (!info->md5_base64.empty()) PrintLine("md5:      " + info->md5_base64);
   return OkStatus();
 }

@@ -69,8 +69,8 @@ Result<size_t> GcsReader::ReadAt(uint64_t offset, std::span<char> buffer) {
     const uint32_t actual = crc32c::Value(out.data(), out.size());
     if (actual != *expected_crc) {
       return DataLossError(GcsClient::Url(object_.bucket, object_.name) + ": CRC32C of the bytes read (" +
-                           crc32c::ToBase64(actual) + ") differs from the object's (" +
-                           crc32c::ToBase64(*expected_crc) + "); the data was corrupted in transit, read it again");
+                           crc32c::ToHex(actual) + ") differs from the object's (" +
+                           crc32c::ToHex(*expected_crc) + "); the data was corrupted in transit, read it again");
     }
   }
   return length;

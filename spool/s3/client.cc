@@ -43,6 +43,20 @@ std::optional<uint32_t> FullObjectCrc32c(const HttpHeaders& headers) {
   return crc;
 }
 
+// The CRC32C an answer carries for the whole object: the server's own, else
+// the one spool's uploader stored in user metadata.
+void SetStoredCrc32c(const HttpHeaders& headers, std::optional<uint32_t>& crc, bool& from_uploader) {
+  crc = FullObjectCrc32c(headers);
+  from_uploader = false;
+  if (crc) return;
+  uint32_t stored = 0;
+  auto value = headers.Get(std::string(kUploaderCrc32cHeader));
+  if (value && crc32c::FromBase64(*value, &stored)) {
+    crc = stored;
+    from_uploader = true;
+  }
+}
+
 std::chrono::system_clock::time_point ParseHttpDate(const std::string& text) {
   std::tm tm{};
   if (strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) == nullptr) return {};
@@ -56,9 +70,13 @@ void AddContentMd5(std::string_view body, bool payload_signed, KeyValues& header
   if (!payload_signed) headers.emplace_back("content-md5", Base64Encode(Md5(body)));
 }
 
+// The CRC32C goes twice: as a flexible checksum the server checks and keeps
+// where it supports them (AWS), and as user metadata every S3 server keeps.
 void AddChecksums(std::string_view body, bool payload_signed, KeyValues& headers) {
   AddContentMd5(body, payload_signed, headers);
-  headers.emplace_back("x-amz-checksum-crc32c", crc32c::ToBase64(crc32c::Value(body)));
+  const std::string crc = crc32c::ToBase64(crc32c::Value(body));
+  headers.emplace_back("x-amz-checksum-crc32c", crc);
+  headers.emplace_back(std::string(kUploaderCrc32cHeader), crc);
 }
 
 }  // namespace
@@ -176,7 +194,7 @@ Result<ObjectInfo> S3Client::HeadObject(std::string_view key) {
   info.key = std::string(key);
   info.size = std::strtoull(response.headers.Get("Content-Length").value_or("0").c_str(), nullptr, 10);
   info.version = response.headers.Get("ETag").value_or("");
-  info.crc32c = FullObjectCrc32c(response.headers);
+  SetStoredCrc32c(response.headers, info.crc32c, info.crc32c_from_uploader);
   info.updated = ParseHttpDate(response.headers.Get("Last-Modified").value_or(""));
   return info;
 }
@@ -221,7 +239,8 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
       }
     }
     if (options.offset == 0 && result.bytes == response->bytes_received) {
-      result.crc32c = FullObjectCrc32c(response->headers);
+      bool from_uploader = false;
+      SetStoredCrc32c(response->headers, result.crc32c, from_uploader);
     }
     return OkStatus();
   }, config_.retry.environment);
@@ -243,6 +262,7 @@ Result<std::string> S3Client::CreateMultipartUpload(std::string_view key, const 
   Request request{"CreateMultipartUpload", "POST", std::string(key), {{"uploads", ""}}, {}, {}};
   request.headers.emplace_back("content-type", options.content_type.empty() ? std::string(kDefaultContentType)
                                                                             : options.content_type);
+  if (options.crc32c) request.headers.emplace_back(std::string(kUploaderCrc32cHeader), crc32c::ToBase64(*options.crc32c));
   // Retrying a create at worst leaves an unused upload behind, which the
   // cleanup call (AbortIncompleteUploads) removes.
   std::string body;

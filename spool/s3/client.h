@@ -38,7 +38,15 @@ namespace spool::s3 {
 struct PutOptions {
   bool if_none_match = false;  // If-None-Match: * (create only)
   std::string content_type;    // default binary/octet-stream
+  // CreateMultipartUpload: the whole object's CRC32C, stored as user
+  // metadata (kUploaderCrc32cHeader); PutObject stores the body's own.
+  std::optional<uint32_t> crc32c;
 };
+
+// The user metadata that carries the CRC32C spool's uploader computed, for
+// servers that keep no full-object checksum (Ceph RGW, older MinIO, every
+// multipart object without flexible checksums).
+inline constexpr std::string_view kUploaderCrc32cHeader = "x-amz-meta-spool-crc32c";
 
 struct GetOptions {
   uint64_t offset = 0;

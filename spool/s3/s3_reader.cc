@@ -52,8 +52,9 @@ class S3Reader : public ReadableObject {
   Status CheckCrc32c(std::span<const char> bytes, uint32_t expected) const {
     const uint32_t actual = crc32c::Value(bytes.data(), bytes.size());
     if (actual == expected) return OkStatus();
-    return DataLossError(client_->Describe(info_.key) + ": the bytes read have crc32c " + crc32c::ToBase64(actual) +
-                         " but the server keeps " + crc32c::ToBase64(expected) + "; read it again");
+    return DataLossError(client_->Describe(info_.key) + ": the bytes read have CRC32C " + crc32c::ToHex(actual) +
+                         " but the object's is " + crc32c::ToHex(expected) + (info_.crc32c_from_uploader ? " (stored by its uploader)" : "") +
+                         "; the data was corrupted in transit, read it again");
   }
 
   // `concurrency` workers take ranges of `part` bytes in order until none is left.

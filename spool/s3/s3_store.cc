@@ -110,7 +110,9 @@ Result<ObjectInfo> S3Store::Copy(std::string_view from_key, std::string_view to_
   if (source.size <= kMaxPartSize) {
     SPOOL_RETURN_IF_ERROR(client_->CopyObject(from_key, to_key).status());
   } else {
-    SPOOL_ASSIGN_OR_RETURN(std::string upload_id, client_->CreateMultipartUpload(to_key, PutOptions{}));
+    SPOOL_ASSIGN_OR_RETURN(std::string upload_id, client_->CreateMultipartUpload(
+                                                  // The copy keeps the source's CRC32C, as CopyObject keeps its metadata.
+                                                  to_key, PutOptions{false, "", source.crc32c}));
     std::vector<CompletedPart> parts;
     Status status;
     for (uint64_t begin = 0; begin < source.size && status.ok(); begin += kCopyPartSize) {
@@ -161,7 +163,7 @@ Result<ConditionalCreateSupport> S3Store::ProbeConditionalCreate() {
   // a PUT and by a one-part multipart upload: a server that honours
   // If-None-Match refuses both with 412.
   const std::string probe = ".spool-probe/if-none-match-" + RandomHex();
-  const PutOptions create_only{true, ""};
+  const PutOptions create_only{true, "", std::nullopt};
   auto refused = [](const Status& status) {
     return status.remote().http_status == 412 || status.remote().http_status == 409;
   };

@@ -90,13 +90,15 @@ class S3Writer : public WritableObject {
     if (upload_id_.empty()) {
       SPOOL_RETURN_IF_ERROR(cancel.Check(what));
       CancelScope commit(CancelToken::Process());
-      PutOptions put{options_.if_not_exists, options_.content_type};
+      SPOOL_RETURN_IF_ERROR(CheckDeclaredCrc32c());
+      PutOptions put{options_.if_not_exists, options_.content_type, std::nullopt};
       auto etag = client_->PutObject(key_, part_, put);
       if (!etag.ok()) return CreateOnlyError(etag.status());
       return Info(*etag);
     }
     if (has_part_ && !part_.empty()) SPOOL_RETURN_IF_ERROR(SubmitPart());
     SPOOL_RETURN_IF_ERROR(parts_in_flight_.Drain());
+    SPOOL_RETURN_IF_ERROR(CheckDeclaredCrc32c());
     SPOOL_RETURN_IF_ERROR(cancel.Check(what));
     CancelScope commit(CancelToken::Process());
     auto etag = client_->CompleteMultipartUpload(key_, upload_id_, parts_, options_.if_not_exists);
@@ -107,6 +109,15 @@ class S3Writer : public WritableObject {
       return Info(head.version);
     }
     return Info(*etag);
+  }
+
+  // The CRC32C stored at CreateMultipartUpload must be the bytes' own: a
+  // source that changed while it was read is not committed.
+  Status CheckDeclaredCrc32c() const {
+    if (!options_.crc32c || *options_.crc32c == crc_) return OkStatus();
+    return DataLossError("writing " + client_->Describe(key_) + ": the bytes appended have CRC32C " +
+                         crc32c::ToHex(crc_) + " but the writer was told " + crc32c::ToHex(*options_.crc32c) +
+                         " (did the source change while it was read?); nothing was committed");
   }
 
   // A failed create-only commit names the conflict.
@@ -141,7 +152,7 @@ class S3Writer : public WritableObject {
       // upload would leave one whose id we never learn, so cannot abort.
       SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("writing " + client_->Describe(key_)));
       CancelScope create(CancelToken::Process());
-      PutOptions put{options_.if_not_exists, options_.content_type};
+      PutOptions put{options_.if_not_exists, options_.content_type, options_.crc32c};
       SPOOL_ASSIGN_OR_RETURN(upload_id_, client_->CreateMultipartUpload(key_, put));
     }
     if (part_number_ >= kMaxParts) {

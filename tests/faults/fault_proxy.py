@@ -42,6 +42,8 @@ Kinds:
   stall_response  {"bytes": N, "seconds": T}  send N body bytes, stall T, go on
                                 (an empty answer stalls before its head)
   stall_request   {"bytes": N, "seconds": T}  stall T after N request body bytes
+  flip            {"offset": N}  flip every bit of body byte N (default: the
+                                middle byte): a bit error the server never saw
   truncate        {"fraction": F}  answer with the first F of the body, its
                                 Content-Length cut to match; the connection stays
   status          {"status": 503, "code": "SlowDown", "flavor": "s3"|"gcs",
@@ -87,7 +89,7 @@ class Rule:
         self.spec = spec
         self.kind = spec["kind"]
         if self.kind not in ("reset_response", "reset_request", "stall_response", "stall_request", "truncate",
-                             "status", "delay", "drop"):
+                             "flip", "status", "delay", "drop"):
             raise ValueError(f"unknown fault kind {self.kind!r}")
         self.count = int(spec.get("count", 1))
         self.skip = int(spec.get("skip", 0))
@@ -499,6 +501,15 @@ class Connection:
             kind = None
         if kind == "reset_response" and empty:  # nothing to cut: reset before the head
             self.cut()
+        if kind == "flip" and has_body and not empty:
+            body = bytearray(read_body(self.upstream_reader, response, has_body))
+            offset = int(rule.spec.get("offset", len(body) // 2))
+            if 0 <= offset < len(body):
+                body[offset] ^= 0xFF
+            response.remove("transfer-encoding")
+            response.set("Content-Length", str(len(body)))
+            self.client.sendall(response.encode() + bytes(body))
+            return
         if kind == "truncate" and has_body:
             body = read_body(self.upstream_reader, response, has_body)
             keep = body[:int(len(body) * float(rule.spec.get("fraction", 0.5)))]

@@ -331,6 +331,37 @@ TEST(S3Store, AbortIncompleteUploadsRemovesLeftovers) {
   EXPECT_TRUE(store->AbortIncompleteUpload((*listed)[0]).ok());
 }
 
+// A multipart upload told its CRC32C up front stores it as user metadata, so
+// a HEAD (and every later whole read) has one on a server that keeps no
+// checksum; bytes that do not match it are never committed.
+TEST(S3Store, DeclaredCrc32cIsStoredAndEnforced) {
+  auto store = OpenTestStore();
+  const std::string prefix = UniquePrefix("declared-crc");
+  const std::string data = RandomBytes(20 * kMiB, 20);
+  WriteOptions options;
+  options.expected_size = data.size();
+  options.crc32c = crc32c::Value(data);
+  auto writer = store->OpenWrite(prefix + "good", options);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->Append(data).ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+  auto info = store->Stat(prefix + "good");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->crc32c, crc32c::Value(data));
+  // Ceph RGW keeps no full-object checksum of a multipart upload: the CRC32C
+  // is the one the uploader stored.
+  EXPECT_TRUE(info->crc32c_from_uploader);
+
+  options.crc32c = crc32c::Value(data) ^ 1;
+  auto liar = store->OpenWrite(prefix + "bad", options);
+  ASSERT_TRUE(liar.ok()) << liar.status().ToString();
+  ASSERT_TRUE((*liar)->Append(data).ok());
+  auto closed = (*liar)->Close();
+  EXPECT_EQ(closed.status().code(), StatusCode::kDataLoss) << closed.status().ToString();
+  EXPECT_EQ(store->Stat(prefix + "bad").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(IncompleteUploads(store->client(), prefix), 0);
+}
+
 TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {
   auto env = ProcessEnvironment();
   std::map<std::string, std::string> variables{

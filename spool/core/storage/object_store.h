@@ -26,7 +26,14 @@ struct ObjectInfo {
   // What pins a read to this version: the ETag (S3), the generation (GCS),
   // size+mtime (local), a counter (memory). Opaque.
   std::string version;
-  std::optional<uint32_t> crc32c;  // when the service keeps one
+  // The CRC32C of the stored bytes, when known: kept by the service (GCS;
+  // S3 full-object checksums), or computed by spool's uploader and stored
+  // with the object (S3 user metadata, see crc32c_from_uploader).
+  std::optional<uint32_t> crc32c;
+  // crc32c came from the uploader (x-amz-meta-spool-crc32c on S3), not from
+  // the service: it checks the bytes against what the writer read from its
+  // source, which the service itself never confirmed.
+  bool crc32c_from_uploader = false;
   std::string md5_base64;          // when the service keeps one
   std::chrono::system_clock::time_point updated{};
 };
@@ -68,6 +75,13 @@ struct WriteOptions {
   // The size the caller will write, when known: lets backends choose single
   // PUT vs multipart/resumable up front. Unknown: std::nullopt.
   std::optional<uint64_t> expected_size;
+  // The CRC32C of everything that will be appended, when the caller knows
+  // it before writing (spool's file uploads read the file once for it).
+  // Backends that keep no checksum of their own store it with the object
+  // (S3: user metadata) so later reads can verify; the S3 writer then fails
+  // Close with DataLoss, committing nothing, if the bytes appended differ.
+  // Other backends ignore it.
+  std::optional<uint32_t> crc32c;
 };
 
 // An object being written. Nothing is visible under the key until Close()
