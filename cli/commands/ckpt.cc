@@ -4,6 +4,9 @@
 // language can push its checkpoint folder and a person can inspect, check
 // and trim what a job saved. ROOT is the folder of the checkpoints
 // (s3://bucket/run-7/ckpt); each step lives in ROOT/step-<12 digits>/.
+// A job of several ranks saves with --rank R --world-size N from every rank
+// (rank 0 commits once every rank's part is there) and restores one rank's
+// files with --rank R.
 #include <cctype>
 #include <memory>
 
@@ -24,18 +27,32 @@ struct CkptOptions {
   int keep = 0;
   std::string older_than = "24h";
   std::vector<std::string> metadata;  // key=value
+  std::optional<int> rank;
+  int world_size = 1;
+  std::string attempt;
+  int part_timeout = 600;  // seconds
 };
 
 Result<std::unique_ptr<CheckpointManager>> OpenManager(const CkptOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.root, global));
-  return std::make_unique<CheckpointManager>(location.store, location.key);
+  CheckpointOptions checkpoint;
+  checkpoint.rank = options.rank.value_or(0);
+  checkpoint.world_size = options.world_size;
+  checkpoint.attempt = options.attempt;
+  checkpoint.part_timeout = std::chrono::seconds(options.part_timeout);
+  // Each invocation saves one step of a job that goes on: other steps'
+  // parts may still be waiting for rank 0, so nothing is cleaned at start
+  // (`ckpt gc` removes what never committed; --attempt keeps runs apart).
+  checkpoint.clean_stale_parts_on_start = false;
+  return std::make_unique<CheckpointManager>(location.store, location.key, std::move(checkpoint));
 }
 
 std::string ManifestJson(const std::string& root, const CheckpointManifest& manifest) {
   std::string line = "{\"root\":" + JsonString(root) + ",\"step\":" + std::to_string(manifest.step) +
                      ",\"time\":" + JsonString(FormatTimestamp(manifest.wall_time)) +
                      ",\"files\":" + std::to_string(manifest.files.size()) +
-                     ",\"bytes\":" + std::to_string(manifest.total_bytes()) + ",\"metadata\":{";
+                     ",\"bytes\":" + std::to_string(manifest.total_bytes()) +
+                     ",\"world_size\":" + std::to_string(manifest.world_size) + ",\"metadata\":{";
   bool first = true;
   for (const auto& [key, value] : manifest.metadata) {
     line += (first ? "" : ",") + JsonString(key) + ":" + JsonString(value);
@@ -78,7 +95,17 @@ Status RunSave(const CkptOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, std::move(saved));
   if (global.json) {
     PrintLine(ManifestJson(options.root, manifest));
-  } else if (!global.quiet) {
+  } else if (global.quiet) {
+    // nothing to print
+  } else if (options.world_size > 1 && options.rank.value_or(0) != 0) {
+    PrintLine("saved rank " + std::to_string(*options.rank) + "'s part of step " + std::to_string(manifest.step) +
+              " (" + std::to_string(manifest.files.size()) + " files, " + FormatBytes(manifest.total_bytes()) +
+              "); rank 0 commits the step once every rank's part is there");
+  } else if (options.world_size > 1) {
+    PrintLine("saved step " + std::to_string(manifest.step) + " of " + std::to_string(manifest.world_size) +
+              " ranks (" + std::to_string(manifest.files.size()) + " files, " + FormatBytes(manifest.total_bytes()) +
+              ") to " + manager->store().Describe(manager->layout().StepPrefix(manifest.step)));
+  } else {
     PrintLine("saved step " + std::to_string(manifest.step) + " (" + std::to_string(manifest.files.size()) + " files, " +
               FormatBytes(manifest.total_bytes()) + ") to " + manager->store().Describe(manager->layout().StepPrefix(manifest.step)));
   }
@@ -96,10 +123,10 @@ Status RunList(const CkptOptions& options, const GlobalOptions& global) {
       PrintLine(ManifestJson(options.root, manifest));
       continue;
     }
-    char line[160];
-    std::snprintf(line, sizeof(line), "step %12lld  %s  %5zu files  %10s", static_cast<long long>(manifest.step),
-                  FormatTimestamp(manifest.wall_time).c_str(), manifest.files.size(),
-                  FormatBytes(manifest.total_bytes()).c_str());
+    char line[200];
+    std::snprintf(line, sizeof(line), "step %12lld  %s  %5d ranks  %5zu files  %10s",
+                  static_cast<long long>(manifest.step), FormatTimestamp(manifest.wall_time).c_str(),
+                  manifest.world_size, manifest.files.size(), FormatBytes(manifest.total_bytes()).c_str());
     PrintLine(line);
   }
   return OkStatus();
@@ -115,7 +142,9 @@ Result<int64_t> StepOrLatest(CheckpointManager& manager, const CkptOptions& opti
 Status RunRestore(const CkptOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
   SPOOL_ASSIGN_OR_RETURN(int64_t step, StepOrLatest(*manager, options));
-  Result<CheckpointManifest> restored = manager->Restore(step, options.folder);
+  // Default: everything (each rank's files under rank-<R>/ for a checkpoint
+  // of several ranks); --rank R: that rank's files only.
+  Result<CheckpointManifest> restored = manager->RestoreRank(step, options.rank.value_or(kAllRanks), options.folder);
   if (!restored.ok() && CancelToken::Current().cancelled()) {
     return CancelledError("step " + std::to_string(step) + " was not restored; " + options.folder +
                           " was left as it was");
@@ -152,7 +181,7 @@ Status RunVerify(const CkptOptions& options, const GlobalOptions& global) {
     } else if (!verified.ok()) {
       PrintLine("DAMAGED step " + std::to_string(step) + ": " + verified.message());
     } else if (!global.quiet) {
-      PrintLine("ok step " + std::to_string(step) + ": every file matches its size and crc32c");
+      PrintLine("ok step " + std::to_string(step) + ": every file of every rank matches its size and crc32c");
     }
   }
   if (damaged > 0) {
@@ -212,7 +241,17 @@ Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global) {
   save->add_option("--step", options->step, "The training step")->required();
   save->add_option("folder", options->folder, "The local folder to save")->required();
   save->add_option("--metadata", options->metadata, "key=value stored in the manifest (repeatable)");
-  save->footer("Example: spool ckpt save s3://my-bucket/run-7/ckpt --step 1200 ./checkpoints/\n");
+  save->add_option("--rank", options->rank, "This process's rank, with --world-size")->check(CLI::NonNegativeNumber);
+  save->add_option("--world-size", options->world_size,
+                   "How many ranks save this step; each runs this command with its --rank, rank 0 commits")
+      ->check(CLI::PositiveNumber);
+  save->add_option("--attempt", options->attempt,
+                   "Which run of the job (the same on every rank); parts of another attempt are never committed");
+  save->add_option("--part-timeout", options->part_timeout,
+                   "Seconds rank 0 waits for the other ranks' parts (default 600)")
+      ->check(CLI::PositiveNumber);
+  save->footer("Example: spool ckpt save s3://my-bucket/run-7/ckpt --step 1200 ./checkpoints/\n"
+               "         spool ckpt save s3://my-bucket/run-7/ckpt --step 1200 --rank 3 --world-size 8 ./ckpt-rank3/\n");
 
   auto* list = app->add_subcommand("list", "List committed checkpoints, oldest first");
   AddRoot(list, *options);
@@ -222,6 +261,9 @@ Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global) {
   AddRoot(restore, *options);
   restore->add_option("folder", options->folder, "Replaced only when every file arrived intact")->required();
   restore->add_option("--step", options->step, "The step to restore (default: the latest committed)");
+  restore->add_option("--rank", options->rank,
+                      "Only this rank's files (default: everything, each rank's under rank-<5 digits>/)")
+      ->check(CLI::NonNegativeNumber);
   restore->footer("Example: spool ckpt restore s3://my-bucket/run-7/ckpt ./checkpoints/\n");
 
   auto* verify = app->add_subcommand("verify", "Read checkpoints back and check every file's size and crc32c");
@@ -234,13 +276,19 @@ Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global) {
   prune->add_option("--keep", options->keep, "How many of the newest to keep")->required()->check(CLI::PositiveNumber);
   prune->footer("Example: spool ckpt prune s3://my-bucket/run-7/ckpt --keep 3\n");
 
-  auto* gc = app->add_subcommand("gc", "Delete partial checkpoints (no manifest) left by crashed saves");
+  auto* gc = app->add_subcommand("gc", "Delete partial checkpoints (no manifest: files and rank parts) left by crashed saves");
   AddRoot(gc, *options);
   gc->add_option("--older-than", options->older_than, "Only those untouched for this long: 90s, 15m, 1h, 7d (default 24h)");
   gc->footer("Example: spool ckpt gc s3://my-bucket/run-7/ckpt --older-than 1h\n");
 
   return {app, [=, &global]() -> Status {
-            if (save->parsed()) return RunSave(*options, global);
+            if (save->parsed()) {
+              if (options->rank && *options->rank >= options->world_size) {
+                return InvalidArgumentError("--rank " + std::to_string(*options->rank) + " is not below --world-size " +
+                                            std::to_string(options->world_size));
+              }
+              return RunSave(*options, global);
+            }
             if (list->parsed()) return RunList(*options, global);
             if (restore->parsed()) return RunRestore(*options, global);
             if (verify->parsed()) return RunVerify(*options, global);

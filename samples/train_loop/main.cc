@@ -12,6 +12,11 @@
 // including a digest of every record the run trained on, in order, so two
 // runs can be compared record for record.
 //
+// Several ranks (RANK/WORLD_SIZE, TF_CONFIG, ...): every rank saves its own
+// model and loader position as its part of each checkpoint, rank 0 commits
+// the step once every rank's part is there, and every rank resumes from its
+// own part.
+//
 // Preemption: on SIGTERM (what Kubernetes sends before stopping a pod) the
 // loop finishes the step it is in, saves that step with priority before the
 // deadline (--preemption-grace minus --preemption-margin after the signal)
@@ -126,14 +131,15 @@ struct Restored {
   std::optional<spool::LoaderState> loader;
 };
 
-// The latest complete checkpoint, or a fresh model when there is none.
-Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& args) {
+// The latest complete checkpoint (this rank's part of it), or a fresh model
+// when there is none.
+Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& args, int rank) {
   SPOOL_ASSIGN_OR_RETURN(std::optional<int64_t> latest, manager.Latest());
   if (!latest) {
     std::printf("no checkpoint under %s: starting from step 0\n", args.checkpoints.c_str());
     return Restored{SoftmaxModel(args.inputs, args.classes), Progress{}, std::nullopt};
   }
-  const auto folder = args.workdir / "restored";
+  const auto folder = args.workdir / ("restored-rank-" + std::to_string(rank));
   SPOOL_ASSIGN_OR_RETURN(spool::CheckpointManifest manifest, manager.Restore(*latest, folder));
   std::ifstream in(folder / "model.bin", std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -143,9 +149,9 @@ Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& a
   restored.progress.records = std::stoull(manifest.metadata.at("records"));
   restored.progress.digest = std::stoull(manifest.metadata.at("digest"), nullptr, 16);
   SPOOL_ASSIGN_OR_RETURN(restored.loader, spool::LoaderState::Decode(manifest.metadata.at("loader")));
-  std::printf("restored checkpoint step %lld (%zu files, verified) from %s; loader resumes at %s\n",
-              static_cast<long long>(manifest.step), manifest.files.size(), args.checkpoints.c_str(),
-              manifest.metadata.at("loader").c_str());
+  std::printf("restored checkpoint step %lld (rank %d of %d, %zu files, verified) from %s; loader resumes at %s\n",
+              static_cast<long long>(manifest.step), rank, manifest.world_size, manifest.files.size(),
+              args.checkpoints.c_str(), manifest.metadata.at("loader").c_str());
   return restored;
 }
 
@@ -205,14 +211,7 @@ int SaveForPreemption(spool::CheckpointManager& manager, spool::DataLoader& load
                       const Progress& progress, double loss, const Args& args) {
   const spool::PreemptionNotice& notice = spool::PreemptionNotice::Get();
   const long long step = static_cast<long long>(progress.step);
-  if (loader.worker().rank != 0) {
-    // Only rank 0 saves (see the periodic save); the others just leave, and
-    // every rank restores rank 0's checkpoint after the restart.
-    std::printf("preemption: %s received, rank %d exits after step %lld without saving (rank 0 saves)\n",
-                SignalName(notice.signal()).c_str(), loader.worker().rank, step);
-    std::fflush(stdout);
-    return kPreemptedExitCode;
-  }
+  const int rank = loader.worker().rank;
   // The save gets the network, the CPU and the byte budget; the loader's
   // read-ahead would be wasted anyway.
   loader.PausePrefetch(true);
@@ -221,7 +220,14 @@ int SaveForPreemption(spool::CheckpointManager& manager, spool::DataLoader& load
   Result<spool::CheckpointManifest> saved =
       manager.SaveBeforeDeadline(progress.step, Snapshot(model), Metadata(progress, loader, loss), deadline);
   const auto finished = std::chrono::steady_clock::now();
-  if (saved.ok()) {
+  if (saved.ok() && rank != 0) {
+    // Rank 0 commits the step if every rank saved this same step in time;
+    // otherwise the previous checkpoint stays latest for every rank.
+    std::printf("preemption: %s received, rank %d wrote its part of checkpoint step %lld in %.3f s, %.3f s before "
+                "the deadline; rank 0 commits it; exiting with %d\n",
+                SignalName(notice.signal()).c_str(), rank, step, SecondsBetween(started, finished),
+                SecondsBetween(finished, deadline), kPreemptedExitCode);
+  } else if (saved.ok()) {
     std::printf("preemption: %s received, checkpoint step %lld committed in %.3f s, %.3f s before the deadline "
                 "(grace %d s - margin %d s); exiting with %d\n",
                 SignalName(notice.signal()).c_str(), step, SecondsBetween(started, finished),
@@ -264,9 +270,13 @@ Result<int> Train(const Args& args) {
   spool::CheckpointOptions checkpoint_options;
   checkpoint_options.save.every_n_steps = args.save_every;
   checkpoint_options.retention.keep_last = 3;
-  SPOOL_ASSIGN_OR_RETURN(auto manager, spool::CheckpointManager::Open(args.checkpoints, checkpoint_options));
-  SPOOL_ASSIGN_OR_RETURN(Restored state, RestoreOrStart(*manager, args));
+  // The loader knows this process's rank from the launcher's environment;
+  // every rank saves its own part of each checkpoint.
   SPOOL_ASSIGN_OR_RETURN(auto loader, spool::DataLoader::Open(LoaderOptions(args, args.data, true)));
+  checkpoint_options.rank = loader->worker().rank;
+  checkpoint_options.world_size = loader->worker().world_size;
+  SPOOL_ASSIGN_OR_RETURN(auto manager, spool::CheckpointManager::Open(args.checkpoints, checkpoint_options));
+  SPOOL_ASSIGN_OR_RETURN(Restored state, RestoreOrStart(*manager, args, loader->worker().rank));
   if (state.loader) SPOOL_RETURN_IF_ERROR(loader->Resume(*state.loader));
 
   SoftmaxModel& model = state.model;
@@ -305,10 +315,9 @@ Result<int> Train(const Args& args) {
     if (spool::PreemptionNotice::Get().requested()) {
       return SaveForPreemption(*manager, *loader, model, progress, last_loss, args);
     }
-    // Replicas would all-reduce gradients in a real data-parallel job, so the
-    // models are equal and rank 0 alone saves (every rank restores).
-    const bool saves = loader->worker().rank == 0;
-    if (saves && (manager->ShouldSave(progress.step) || progress.step == args.steps)) {
+    // Every rank saves the same steps: its model and its loader position are
+    // its part; rank 0 commits the step once every part is there.
+    if (manager->ShouldSave(progress.step) || progress.step == args.steps) {
       SPOOL_ASSIGN_OR_RETURN(spool::AsyncSaveStart start,
                              manager->SaveAsync(progress.step, Snapshot(model), Metadata(progress, *loader, last_loss)));
       SPOOL_RETURN_IF_ERROR(start.previous);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <system_error>
+#include <thread>
 
 #include "spool/core/log.h"
 
@@ -22,12 +23,15 @@ Result<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(std::string_v
   if (effective.executor == nullptr) effective.executor = options.executor;
   if (effective.budget == nullptr) effective.budget = options.budget;
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, OpenLocation(root_url, effective));
-  return std::make_unique<CheckpointManager>(std::move(location.store), location.key, std::move(options));
+  auto manager = std::make_unique<CheckpointManager>(std::move(location.store), location.key, std::move(options));
+  SPOOL_RETURN_IF_ERROR(manager->Start());
+  return manager;
 }
 
 CheckpointManager::CheckpointManager(std::shared_ptr<ObjectStore> store, std::string_view root_key,
                                      CheckpointOptions options)
     : store_(std::move(store)), layout_(root_key), options_(std::move(options)) {
+  attempt_ = options_.attempt.empty() ? LauncherAttempt() : options_.attempt;
   last_save_time_ = SteadyNow();
 }
 
@@ -149,7 +153,7 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
   background_cancel_ = std::make_shared<CancelSource>();
   background_step_ = step;
   CancelScope scope(background_cancel_->token());
-  executor().Submit([this, promise, owned, staging, step, metadata = std::move(metadata)]() mutable {
+  auto task = [this, promise, owned, staging, step, metadata = std::move(metadata)]() mutable {
     Result<CheckpointManifest> result = [&] {
       std::lock_guard save_lock(save_mu_);
       {
@@ -166,8 +170,20 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
       fs::remove_all(*staging, ignored);
     }
     if (!result.ok()) log::Write(log::Level::kInfo, "checkpoint", result.status().ToString());
-    promise->set_value(std::move(result));
-  });
+    promise->set_value(std::move(result));  // the last use of `this`
+  };
+  if (multi_rank() && options_.rank == 0) {
+    // Rank 0 waits up to part_timeout for the other ranks' parts: on a thread
+    // of its own, because a pool task can be run inline by any thread that
+    // helps the pool while it waits (TaskGroup::Wait), which would then be
+    // blocked by this wait. The destructor waits for the result.
+    std::thread([task = std::move(task), token = background_cancel_->token()]() mutable {
+      CancelScope thread_scope(token);
+      task();
+    }).detach();
+  } else {
+    executor().Submit(std::move(task));
+  }
 
   background_ = std::move(future);
   start.started = true;

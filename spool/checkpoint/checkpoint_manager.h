@@ -27,6 +27,15 @@
 // restores run under the caller's CancelToken (core/cancel.h): a cancelled
 // save never commits, a cancelled restore leaves the folder as it was.
 //
+// Several ranks (world_size > 1 in the options): every rank saves the same
+// step; each uploads its files under step-<N>/rank-<R>/ and then writes its
+// part manifest; rank 0 (the committer) waits until every rank's part of the
+// same attempt is there and its files are listed, then writes MANIFEST.json
+// (format_version 2) create-only. Until then the step does not exist. Rank
+// 0's SaveAsync waits for the parts on a thread of its own (never a pool
+// thread); do not call rank 0's synchronous Save from an executor task. See
+// docs/checkpoints.md, "Several ranks".
+//
 // Preemption: SaveBeforeDeadline saves one step ahead of everything else and
 // says whether it committed in time (see checkpoint/preemption.h).
 #pragma once
@@ -88,6 +97,33 @@ struct CheckpointOptions {
   uint64_t download_part_size = 16 << 20;
   int download_concurrency = 4;  // ranged reads in flight per file on restore
 
+  // Several ranks saving one checkpoint together (PyTorchJob, TFJob, MPIJob,
+  // an Indexed Job). world_size 1 is the single-writer format (version 1).
+  // Pass what the launcher says (RANK/WORLD_SIZE, ...): the manager reads no
+  // rank from the environment.
+  int rank = 0;
+  int world_size = 1;
+  // Which run of the job this is. Parts of another attempt are never
+  // committed. Empty: TORCHELASTIC_RUN_ID-TORCHELASTIC_RESTART_COUNT when
+  // the launcher sets them (identical on every rank), else "" (then stale
+  // parts are kept out by start-up cleanup and the COMMITTER marker; see
+  // docs/checkpoints.md, "Attempts").
+  std::string attempt;
+  // How long rank 0 waits for the other ranks' parts before giving up with
+  // DeadlineExceeded naming the missing ranks.
+  std::chrono::seconds part_timeout{600};
+  // Optional collective barrier (e.g. torch.distributed.barrier). When set,
+  // every rank calls it exactly once per save, after writing its part (or
+  // failing to), and rank 0 checks the parts once afterwards instead of
+  // polling. It must return on every rank or fail: the manager cannot bound it.
+  std::function<Status()> barrier;
+  // At Start(): delete this rank's parts of uncommitted steps newer than the
+  // latest committed one, and (rank 0, empty attempt) write the COMMITTER
+  // marker so that parts older than it are never committed. Turn off for
+  // processes that each save one step of a running job (`spool ckpt save
+  // --rank`): there, other steps' parts may still be in use.
+  bool clean_stale_parts_on_start = true;
+
   // Clocks, injectable for tests: wall time for manifests and retention,
   // steady time for ShouldSave.
   std::function<std::chrono::system_clock::time_point()> wall_clock;
@@ -109,6 +145,13 @@ struct CleanupReport {
   uint64_t objects_deleted = 0;
 };
 
+// TORCHELASTIC_RUN_ID-TORCHELASTIC_RESTART_COUNT when torchrun set both (the
+// same on every rank of one run, new on each restart), else "".
+std::string LauncherAttempt();
+
+// RestoreRank's `rank` for every rank's files, under their rank folders.
+inline constexpr int kAllRanks = -1;
+
 class CheckpointManager {
  public:
   // Opens the store of `root_url` (any scheme registered with
@@ -125,10 +168,21 @@ class CheckpointManager {
   // Whether `step` is due by the save policy (see ShouldSaveStep).
   bool ShouldSave(int64_t step) const;
 
+  // Several ranks: removes this rank's leftovers of uncommitted steps newer
+  // than the latest committed one (an earlier run's parts), and on rank 0
+  // writes the COMMITTER marker. Open() calls it; a manager constructed
+  // directly calls it before its first save. Nothing to do for world_size 1.
+  Status Start();
+
   // Uploads `source` as step `step` and commits it; then applies retention.
   // AlreadyExists if the step is committed already. On failure no manifest
   // is written (uploaded files are removed where possible) and the error
   // names the step and what failed. Waits for a background save in flight.
+  // Several ranks: rank R uploads under rank-<R>/ and writes its part; rank
+  // 0 then waits for every part (part_timeout, or the barrier) and commits;
+  // other ranks return once their part is written (their manifest has
+  // format_version 2, only their own rank in `ranks`, and is not committed
+  // yet). Only rank 0 writes the LATEST hint and applies retention.
   Result<CheckpointManifest> Save(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata = {});
 
   // Captures `source` (see CheckpointSource::Capture; buffers are moved in),
@@ -164,8 +218,19 @@ class CheckpointManager {
   // otherwise `folder` is left as it was. Returns the manifest. DataLoss
   // names a corrupt file; InvalidArgument a manifest path that would leave
   // the folder; NotFound when the step (or any checkpoint) does not exist.
+  // A multi-rank checkpoint: restores this manager's rank (options.rank),
+  // as RestoreRank does.
   Result<CheckpointManifest> Restore(int64_t step, const std::filesystem::path& folder);
   Result<CheckpointManifest> RestoreLatest(const std::filesystem::path& folder);
+  // Restores one rank's files of a multi-rank checkpoint into `folder` (paths
+  // relative to the rank folder; any rank may restore any rank's files, e.g.
+  // rank 0's shared model), or with kAllRanks every rank's files under
+  // rank-<R>/. The manifest returned has `files` and `metadata` of what was
+  // restored (for one rank: its files as placed in `folder`, its metadata);
+  // `ranks` keeps every rank's metadata (for a job resumed with another
+  // world size). A single-writer checkpoint restores whole whatever `rank`.
+  // NotFound when the checkpoint has no such rank.
+  Result<CheckpointManifest> RestoreRank(int64_t step, int rank, const std::filesystem::path& folder);
 
   // Reads every file of `step` back and checks size and crc32c.
   Status Verify(int64_t step);
@@ -185,7 +250,17 @@ class CheckpointManager {
   Result<CheckpointManifest> SaveLocked(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata,
                                         int file_concurrency = 0, bool retention = true);
   Result<CheckpointFile> UploadEntry(int64_t step, const CheckpointSource::Entry& entry);
+  Result<CheckpointFile> UploadEntry(const std::string& key, const CheckpointSource::Entry& entry);
   Status ConfirmUpload(const std::string& key, const ObjectInfo& written, uint64_t size, uint32_t crc);
+  // Multi-rank saving (multi_rank.cc).
+  Result<CheckpointManifest> SaveRankLocked(int64_t step, const CheckpointSource& source,
+                                            CheckpointMetadata metadata, int file_concurrency, bool retention);
+  Status StartLocked();
+  Result<std::vector<CheckpointRankPart>> WaitForParts(int64_t step);
+  Status ReadNewParts(int64_t step, std::map<int, CheckpointRankPart>& accepted, std::map<int, std::string>& seen);
+  Status CheckPartFiles(int64_t step, const std::vector<CheckpointRankPart>& parts);
+  void RemoveOwnPart(int64_t step);
+  bool multi_rank() const { return options_.world_size > 1; }
   Status CommitManifest(int64_t step, const std::string& json);
   void WriteLatestHint(int64_t step);
   void ApplyRetention();
@@ -194,7 +269,12 @@ class CheckpointManager {
 
   Result<std::vector<int64_t>> ListSteps();  // every step folder, ascending
   Result<bool> IsCommitted(int64_t step);
-  Status DownloadAll(const CheckpointManifest& manifest, const std::filesystem::path& temp);
+  Result<CheckpointManifest> RestoreRankOf(CheckpointManifest manifest, int rank, const std::filesystem::path& folder);
+  Result<CheckpointManifest> RestoreInto(CheckpointManifest manifest, const std::filesystem::path& folder,
+                                         const std::string& key_folder);
+  // Downloads manifest.files, each from FileKey(step, key_folder + path).
+  Status DownloadAll(const CheckpointManifest& manifest, const std::filesystem::path& temp,
+                     const std::string& key_folder = {});
   Status CheckFile(int64_t step, const CheckpointFile& file, uint64_t size, uint32_t crc, std::string_view what);
 
   std::string Url(std::string_view key) const { return store_->Describe(key); }
@@ -207,6 +287,11 @@ class CheckpointManager {
   CheckpointLayout layout_;
   CheckpointOptions options_;
   bool conditional_create_unsupported_ = false;  // guarded by save_mu_
+  std::string attempt_;                          // options_.attempt or the launcher's
+  bool started_ = false;                         // Start() done; guarded by save_mu_
+  // Rank 0: when the COMMITTER marker was written (the store's clock);
+  // parts older than it are an earlier run's. Guarded by save_mu_.
+  std::optional<std::chrono::system_clock::time_point> committer_since_;
 
   std::mutex save_mu_;  // held for the whole of a save
 

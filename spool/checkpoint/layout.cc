@@ -26,6 +26,38 @@ std::string CheckpointLayout::FileKey(int64_t step, std::string_view path) const
 
 std::string CheckpointLayout::ManifestKey(int64_t step) const { return StepPrefix(step) + "MANIFEST.json"; }
 
+std::string CheckpointLayout::RankFolder(int rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%05d", rank);
+  return name;
+}
+
+std::string CheckpointLayout::RankPrefix(int64_t step, int rank) const {
+  return StepPrefix(step) + RankFolder(rank) + "/";
+}
+
+std::string CheckpointLayout::PartsPrefix(int64_t step) const { return StepPrefix(step) + "parts/"; }
+
+std::string CheckpointLayout::PartKey(int64_t step, int rank) const {
+  return PartsPrefix(step) + RankFolder(rank) + ".json";
+}
+
+std::optional<int> CheckpointLayout::ParsePartKey(int64_t step, std::string_view key) const {
+  const std::string prefix = PartsPrefix(step) + "rank-";
+  constexpr std::string_view kSuffix = ".json";
+  if (key.size() <= prefix.size() + kSuffix.size() || key.substr(0, prefix.size()) != prefix ||
+      key.substr(key.size() - kSuffix.size()) != kSuffix) {
+    return std::nullopt;
+  }
+  std::string_view digits = key.substr(prefix.size(), key.size() - prefix.size() - kSuffix.size());
+  int rank = -1;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  if (error != std::errc() || end != digits.data() + digits.size() || rank < 0) return std::nullopt;
+  return rank;
+}
+
+std::string CheckpointLayout::CommitterMarkerKey() const { return Child("COMMITTER"); }
+
 std::string CheckpointLayout::LatestHintKey() const { return Child("LATEST"); }
 
 std::string CheckpointLayout::ListPrefix() const { return root_.empty() ? std::string() : root_ + "/"; }

@@ -4,6 +4,13 @@
 //   <root>/step-000000001234/MANIFEST.json     written last: the commit
 //   <root>/LATEST                              optional hint: the newest step
 //
+// A checkpoint of several ranks (format_version 2) puts each rank's files in
+// a folder of its own and, once they are confirmed, a part manifest:
+//
+//   <root>/step-000000001234/rank-00003/<relative path>
+//   <root>/step-000000001234/parts/rank-00003.json
+//   <root>/COMMITTER                           written by rank 0 when it starts
+//
 // Steps are zero-padded to 12 digits so listings sort numerically; larger
 // steps still parse. Pure functions, thread-safe.
 #pragma once
@@ -28,6 +35,19 @@ class CheckpointLayout {
   std::string FileKey(int64_t step, std::string_view path) const;
   std::string ManifestKey(int64_t step) const;
   std::string LatestHintKey() const;
+  // "rank-00003": the folder of a rank's files inside the step folder.
+  static std::string RankFolder(int rank);
+  // "<root>/step-000000001234/rank-00003/"
+  std::string RankPrefix(int64_t step, int rank) const;
+  // "<root>/step-000000001234/parts/" and ".../parts/rank-00003.json"
+  std::string PartsPrefix(int64_t step) const;
+  std::string PartKey(int64_t step, int rank) const;
+  // The rank of a key listed under PartsPrefix(step), or nullopt.
+  std::optional<int> ParsePartKey(int64_t step, std::string_view key) const;
+  // Written by the committing rank when it starts: parts older than it are
+  // from an earlier run of the job.
+  std::string CommitterMarkerKey() const;
+
   // What to List() with delimiter '/' to see the step folders.
   std::string ListPrefix() const;
 

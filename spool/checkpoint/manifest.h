@@ -23,7 +23,13 @@
 
 namespace spool {
 
+// What a single writer writes (world_size 1): files directly in the step folder.
 inline constexpr uint32_t kManifestFormatVersion = 1;
+// What a job of several ranks writes: each rank's files under
+// rank-<5 digits>/, each rank's metadata in `ranks`.
+inline constexpr uint32_t kMultiRankManifestFormatVersion = 2;
+// The newest version this build reads.
+inline constexpr uint32_t kNewestManifestFormatVersion = kMultiRankManifestFormatVersion;
 
 struct CheckpointFile {
   std::string path;  // relative to the step folder, '/'-separated
@@ -33,14 +39,39 @@ struct CheckpointFile {
   friend bool operator==(const CheckpointFile&, const CheckpointFile&) = default;
 };
 
+// One rank's share of a multi-rank checkpoint.
+struct CheckpointRankPart {
+  int rank = 0;
+  std::string attempt;                // which run of the job wrote it
+  std::vector<CheckpointFile> files;  // relative to the rank's folder
+  std::map<std::string, std::string> metadata;
+
+  uint64_t total_bytes() const;
+};
+
 struct CheckpointManifest {
   uint32_t format_version = kManifestFormatVersion;
   int64_t step = 0;
   std::chrono::system_clock::time_point wall_time{};
+  // Version 1: every file. Version 2: every rank's files, each path with its
+  // rank folder ("rank-00003/model.bin").
   std::vector<CheckpointFile> files;
+  // Version 1: the writer's metadata. Version 2: rank 0's.
   std::map<std::string, std::string> metadata;
+  // Version 2 only: how many ranks saved, and each one's files and metadata
+  // in rank order (world_size entries). Version 1: 1 and empty.
+  int world_size = 1;
+  std::vector<CheckpointRankPart> ranks;
 
   uint64_t total_bytes() const;
+};
+
+// What one rank of a multi-rank save writes once its files are confirmed.
+struct CheckpointPart {
+  int64_t step = 0;
+  int world_size = 1;
+  std::chrono::system_clock::time_point wall_time{};
+  CheckpointRankPart part;
 };
 
 // "0x1a2b3c4d": how messages show a crc32c.
@@ -54,6 +85,12 @@ Result<std::string> EncodeManifest(const CheckpointManifest& manifest);
 // is newer than this build knows, InvalidArgument if a file path is unsafe
 // (see ValidateCheckpointPath) or listed twice. Unknown fields are ignored.
 Result<CheckpointManifest> DecodeManifest(std::string_view json, std::string_view where);
+
+// A rank's part as JSON, and back (validated like a manifest: DataLoss if
+// it is not a part, InvalidArgument for unsafe paths or a rank outside
+// [0, world_size)).
+Result<std::string> EncodePart(const CheckpointPart& part);
+Result<CheckpointPart> DecodePart(std::string_view json, std::string_view where);
 
 // OK when `path` is a safe relative file path inside a checkpoint: not
 // empty, '/'-separated, no empty, "." or ".." segment, not absolute, no

@@ -133,6 +133,35 @@ Result<CheckpointManifest> CheckpointManager::RestoreLatest(const fs::path& fold
 
 Result<CheckpointManifest> CheckpointManager::Restore(int64_t step, const fs::path& folder) {
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));  // paths validated there
+  if (manifest.format_version >= kMultiRankManifestFormatVersion) {
+    return RestoreRankOf(std::move(manifest), options_.rank, folder);
+  }
+  return RestoreInto(std::move(manifest), folder, {});
+}
+
+Result<CheckpointManifest> CheckpointManager::RestoreRank(int64_t step, int rank, const fs::path& folder) {
+  SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));
+  if (manifest.format_version < kMultiRankManifestFormatVersion || rank == kAllRanks) {
+    return RestoreInto(std::move(manifest), folder, {});
+  }
+  return RestoreRankOf(std::move(manifest), rank, folder);
+}
+
+Result<CheckpointManifest> CheckpointManager::RestoreRankOf(CheckpointManifest manifest, int rank,
+                                                           const fs::path& folder) {
+  if (rank < 0 || rank >= manifest.world_size) {
+    return NotFoundError("checkpoint step " + std::to_string(manifest.step) + " was saved by ranks 0 to " +
+                         std::to_string(manifest.world_size - 1) + ", it has no rank " + std::to_string(rank) +
+                         "; restore one of those (RestoreRank) and read every rank's metadata from the manifest");
+  }
+  manifest.files = manifest.ranks[rank].files;
+  manifest.metadata = manifest.ranks[rank].metadata;
+  return RestoreInto(std::move(manifest), folder, CheckpointLayout::RankFolder(rank) + "/");
+}
+
+Result<CheckpointManifest> CheckpointManager::RestoreInto(CheckpointManifest manifest, const fs::path& folder,
+                                                         const std::string& key_folder) {
+  const int64_t step = manifest.step;
   if (folder.empty()) return InvalidArgumentError("restore target folder is empty");
   const fs::path target = fs::absolute(folder).lexically_normal();
   fs::path parent = target.parent_path();
@@ -150,7 +179,7 @@ Result<CheckpointManifest> CheckpointManager::Restore(int64_t step, const fs::pa
   SPOOL_ASSIGN_OR_RETURN(fs::path temp_path, MakeTemporaryFolder(parent, name));
   TemporaryFolder temp(temp_path);
 
-  Status downloaded = DownloadAll(manifest, temp.path());
+  Status downloaded = DownloadAll(manifest, temp.path(), key_folder);
   if (!downloaded.ok()) {
     return downloaded.WithContext("restoring checkpoint step " + std::to_string(step) + " into " +
                                   destination.string() + " failed, the folder was left as it was");
@@ -165,7 +194,8 @@ Result<CheckpointManifest> CheckpointManager::Restore(int64_t step, const fs::pa
   return manifest;
 }
 
-Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const fs::path& temp) {
+Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const fs::path& temp,
+                                      const std::string& key_folder) {
   SPOOL_RETURN_IF_ERROR(MakeFolders(temp, manifest.files));
   TransferOptions transfer;
   transfer.executor = &executor();
@@ -174,12 +204,12 @@ Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const 
   transfer.concurrency = options_.download_concurrency;
   return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
     const CheckpointFile& file = manifest.files[i];
-    const std::string key = layout_.FileKey(manifest.step, file.path);
+    const std::string key = layout_.FileKey(manifest.step, key_folder + file.path);
     const fs::path destination = temp / fs::path(file.path);
     Result<ObjectInfo> info = DownloadFile(*store_, key, destination, transfer);
     if (!info.ok()) {
-      return info.status().WithContext("checkpoint step " + std::to_string(manifest.step) + " file '" + file.path +
-                                       "'");
+      return info.status().WithContext("checkpoint step " + std::to_string(manifest.step) + " file '" +
+                                       key_folder + file.path + "'");
     }
     uint32_t crc = 0;
     if (info->crc32c) {
@@ -187,7 +217,8 @@ Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const 
     } else {
       SPOOL_ASSIGN_OR_RETURN(crc, LocalFileCrc32c(destination));
     }
-    return CheckFile(manifest.step, file, info->size, crc, "downloaded");
+    return CheckFile(manifest.step, CheckpointFile{key_folder + file.path, file.size, file.crc32c}, info->size, crc,
+                     "downloaded");
   });
 }
 

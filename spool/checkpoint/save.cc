@@ -35,6 +35,8 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
   const std::string where = "checkpoint step " + std::to_string(step) + " at " + Url(layout_.StepPrefix(step));
   if (step < 0) return InvalidArgumentError("checkpoint step " + std::to_string(step) + " is negative");
   SPOOL_RETURN_IF_ERROR(source.Validate());
+  if (file_concurrency <= 0) file_concurrency = options_.file_concurrency;
+  if (multi_rank()) return SaveRankLocked(step, source, std::move(metadata), file_concurrency, retention);
 
   Result<bool> committed = IsCommitted(step);
   if (!committed.ok()) return committed.status().WithContext("saving " + where);
@@ -45,7 +47,6 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
 
   const auto& entries = source.entries();
   std::vector<CheckpointFile> files(entries.size());
-  if (file_concurrency <= 0) file_concurrency = options_.file_concurrency;
   Status uploaded = ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
     SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, entries[i]));
     return OkStatus();
@@ -86,7 +87,10 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
 }
 
 Result<CheckpointFile> CheckpointManager::UploadEntry(int64_t step, const CheckpointSource::Entry& entry) {
-  const std::string key = layout_.FileKey(step, entry.path);
+  return UploadEntry(layout_.FileKey(step, entry.path), entry);
+}
+
+Result<CheckpointFile> CheckpointManager::UploadEntry(const std::string& key, const CheckpointSource::Entry& entry) {
   const uint64_t chunk_size = std::max<uint64_t>(options_.chunk_size, 4096);
   WriteOptions write_options;
   write_options.content_type = "application/octet-stream";

@@ -39,7 +39,7 @@ TEST(ManifestTest, IgnoresUnknownFieldsAndRefusesNewerVersions) {
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->step, 7);
 
-  Result<CheckpointManifest> newer = DecodeManifest(R"({"format_version": 2, "step": "7"})", "s3://b/m");
+  Result<CheckpointManifest> newer = DecodeManifest(R"({"format_version": 3, "step": "7"})", "s3://b/m");
   EXPECT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(newer.status().message().find("s3://b/m"), std::string::npos);
 }

@@ -10,7 +10,7 @@ import sys
 import yaml
 
 POD_TEMPLATE_KINDS = {"Job"}
-REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs"}
+REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
 
 
 def check_pod_spec(where, spec, problems):

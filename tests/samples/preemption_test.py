@@ -21,8 +21,13 @@ shards and 2 test shards. Then, each run on a checkpoint root of its own:
    committed and which step stays latest; `spool ckpt list` must agree and
    not show S (nothing half-written becomes a step), and the restart must
    resume from that earlier step and still match the reference.
-4. other rank: rank 1 of 2 (RANK/WORLD_SIZE) exits with 143 at the next
-   step boundary without saving: only rank 0 saves.
+4. two ranks: ranks 0 and 1 of 2 (RANK/WORLD_SIZE) run side by side, each
+   saving its part of every checkpoint. Uninterrupted, `spool ckpt list`
+   shows 2 ranks per step. Both get SIGTERM mid-run and exit with 143; the
+   latest committed step (the preemption step when both ranks saved the same
+   one, else the last periodic one) is one both restarts resume from, and
+   each rank finishes with the step count, record count and record digest of
+   its own uninterrupted run.
 
   preemption_test.py --train PATH --spool PATH --store local|s3
 
@@ -66,8 +71,9 @@ COMMITTED = re.compile(r"^preemption: SIGTERM received, checkpoint step (\d+) co
                        r"([0-9.]+) s before the deadline", re.M)
 MISSED = re.compile(r"^preemption: SIGTERM received, checkpoint step (\d+) NOT committed after ([0-9.]+) s "
                     r"\(DeadlineExceeded.*\); the latest committed checkpoint stays (step (\d+)|none)", re.M)
-OTHER_RANK = re.compile(r"^preemption: SIGTERM received, rank 1 exits after step (\d+) without saving", re.M)
+RANK_PART = re.compile(r"^preemption: SIGTERM received, rank 1 wrote its part of checkpoint step (\d+) in", re.M)
 RESTORED = re.compile(r"^restored checkpoint step (\d+) ", re.M)
+RESTORED_RANK = re.compile(r"^restored checkpoint step (\d+) \(rank (\d+) of (\d+),", re.M)
 
 
 class Failure(Exception):
@@ -224,14 +230,101 @@ def test_miss(job, reference):
           f"{latest}; the restart resumed from it, digest {resumed['digest']} == reference")
 
 
-def test_other_rank(job):
-    code, _, seen, output = job.run_and_signal("rank1", env={"RANK": "1", "WORLD_SIZE": "2"})
-    check(code == 143, f"rank1: exit code {code}, expected 143 (128 + SIGTERM)", output)
-    found = OTHER_RANK.search(output)
-    check(found is not None and int(found.group(1)) > seen, "rank1: no line saying rank 1 left without saving",
-          output)
-    check(job.committed_steps("rank1") == [], "rank1: a rank other than 0 saved a checkpoint", output)
-    print(f"rank1: SIGTERM after step {seen}; rank 1 exited with 143 at step {found.group(1)} without saving")
+def rank_env(rank):
+    return {"RANK": str(rank), "WORLD_SIZE": "2"}
+
+
+def start_ranks(job, name, extra):
+    """Starts ranks 0 and 1 of 2 side by side; returns [(process, log path)]."""
+    started = []
+    for rank in (0, 1):
+        log_path = os.path.join(job.scratch, f"{name}-rank{rank}-{uuid.uuid4().hex[:6]}.log")
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(job.args(name) + list(extra), env={**job.env, **rank_env(rank)},
+                                       stdout=log, stderr=subprocess.STDOUT)
+        started.append((process, log_path))
+    return started
+
+
+def finish_ranks(name, started, timeout):
+    """Waits for every rank; returns [(exit code, output)]."""
+    results = []
+    try:
+        for process, log_path in started:
+            code = process.wait(timeout=timeout)
+            with open(log_path) as f:
+                results.append((code, f.read()))
+    finally:
+        for process, _ in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return results
+
+
+def two_ranks_to_end(job, name):
+    """Runs both ranks to the end; returns each rank's summary."""
+    summaries = [os.path.join(job.scratch, f"{name}-rank{rank}-summary.txt") for rank in (0, 1)]
+    started = []
+    for rank in (0, 1):
+        log_path = os.path.join(job.scratch, f"{name}-rank{rank}-end.log")
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(job.args(name) + ["--summary", summaries[rank], "--log-every", "100"],
+                                       env={**job.env, **rank_env(rank)}, stdout=log, stderr=subprocess.STDOUT)
+        started.append((process, log_path))
+    results = finish_ranks(name, started, 600)
+    values = []
+    for rank, (code, output) in enumerate(results):
+        check(code == 0, f"{name}: rank {rank} failed ({code})", output)
+        with open(summaries[rank]) as f:
+            values.append(dict(line.strip().split("=", 1) for line in f if "=" in line))
+    return values, [output for _, output in results]
+
+
+def test_two_ranks(job):
+    reference, _ = two_ranks_to_end(job, "ranks-reference")
+    listed = job.spool_run("ckpt", "list", f"{job.root}/ranks-reference/ckpt")
+    check(re.search(r"^step\s+300\s.*\s2 ranks\s", listed, re.M) is not None,
+          "ranks: `spool ckpt list` does not show step 300 saved by 2 ranks", listed)
+    check(reference[0]["digest"] != reference[1]["digest"], "ranks: both ranks trained on the same records")
+
+    started = start_ranks(job, "ranks", ["--step-delay-ms", str(STEP_DELAY_MS), "--log-every", "10",
+                                         "--preemption-grace", str(GRACE), "--preemption-margin", str(MARGIN)])
+    begin = time.monotonic()
+    rank0_log = started[0][1]
+    while True:
+        with open(rank0_log) as f:
+            steps = [int(s) for s in STEP_LINE.findall(f.read())]
+        if steps and steps[-1] >= SIGNAL_AFTER_STEP:
+            break
+        if started[0][0].poll() is not None or time.monotonic() - begin > START_LIMIT:
+            finish_ranks("ranks", started, 1)
+            with open(rank0_log) as f:
+                raise Failure(f"ranks: rank 0 did not reach step {SIGNAL_AFTER_STEP}\n--- output ---\n{f.read()}")
+        time.sleep(0.02)
+    for process, _ in started:
+        process.send_signal(signal.SIGTERM)
+    results = finish_ranks("ranks", started, GRACE + 30)
+    for rank, (code, output) in enumerate(results):
+        check(code == 143, f"ranks: rank {rank} exit code {code}, expected 143 (128 + SIGTERM)", output)
+    check(RANK_PART.search(results[1][1]) is not None, "ranks: rank 1 did not save its part", results[1][1])
+    committed = job.committed_steps("ranks")
+    check(committed and committed[-1] >= SAVE_EVERY, f"ranks: committed steps {committed}", results[0][1])
+    latest = committed[-1]
+
+    resumed, outputs = two_ranks_to_end(job, "ranks")
+    for rank in (0, 1):
+        restored = RESTORED_RANK.search(outputs[rank])
+        check(restored is not None and int(restored.group(1)) == latest and int(restored.group(2)) == rank
+              and restored.group(3) == "2", f"ranks: rank {rank} did not resume its own part of step {latest}",
+              outputs[rank])
+        for key in ("steps", "records", "digest"):
+            check(resumed[rank].get(key) == reference[rank].get(key),
+                  f"ranks: rank {rank}'s resumed {key} is {resumed[rank].get(key)}, its uninterrupted run's "
+                  f"{reference[rank].get(key)}", outputs[rank])
+    print(f"ranks: both ranks got SIGTERM after step {steps[-1]}, exited with 143; latest committed step {latest} "
+          f"(2 ranks); each rank resumed its own part, digests {resumed[0]['digest']} and {resumed[1]['digest']} "
+          f"== their uninterrupted runs")
 
 
 def main():
@@ -258,7 +351,7 @@ def main():
         print(f"reference: {STEPS} steps, {reference['records']} records, digest {reference['digest']}")
         test_commit(job, reference)
         test_miss(job, reference)
-        test_other_rank(job)
+        test_two_ranks(job)
     except (Failure, subprocess.TimeoutExpired) as e:
         print(f"FAILED ({options.store}): {e}")
         return 1
