@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "spool/checkpoint/checkpoint_manager.h"
+#include "cli/age.h"
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
@@ -59,19 +60,6 @@ std::string ManifestJson(const std::string& root, const CheckpointManifest& mani
     first = false;
   }
   return line + "}}";
-}
-
-// "90s", "15m", "1h", "7d" -> seconds.
-Result<std::chrono::seconds> ParseAge(std::string_view text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  std::string_view unit = text.substr(digits);
-  if (digits == 0 || digits > 9 || (unit != "s" && unit != "m" && unit != "h" && unit != "d")) {
-    return InvalidArgumentError("--older-than \"" + std::string(text) + "\" should be a number and a unit: 90s, 15m, 1h, 7d");
-  }
-  int64_t value = std::stoll(std::string(text.substr(0, digits)));
-  int64_t scale = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 86400;
-  return std::chrono::seconds(value * scale);
 }
 
 Status RunSave(const CkptOptions& options, const GlobalOptions& global) {
@@ -206,7 +194,7 @@ Status RunPrune(const CkptOptions& options, const GlobalOptions& global) {
 }
 
 Status RunGc(const CkptOptions& options, const GlobalOptions& global) {
-  SPOOL_ASSIGN_OR_RETURN(std::chrono::seconds age, ParseAge(options.older_than));
+  SPOOL_ASSIGN_OR_RETURN(std::chrono::seconds age, ParseAge("--older-than", options.older_than));
   SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
   SPOOL_ASSIGN_OR_RETURN(CleanupReport report, manager->Cleanup(age));
   for (int64_t step : report.partial_steps_deleted) {
@@ -216,9 +204,17 @@ Status RunGc(const CkptOptions& options, const GlobalOptions& global) {
       PrintLine("deleted partial step " + std::to_string(step));
     }
   }
+  for (const IncompleteUpload& upload : report.uploads_aborted) {
+    if (global.json) {
+      PrintLine("{\"aborted_upload\":" + JsonString(manager->store().Describe(upload.key)) + "}");
+    } else if (!global.quiet) {
+      PrintLine("aborted the incomplete upload of " + manager->store().Describe(upload.key));
+    }
+  }
   if (!global.json && !global.quiet) {
     PrintLine(std::to_string(report.partial_steps_deleted.size()) + " partial checkpoints, " +
-              std::to_string(report.objects_deleted) + " objects deleted");
+              std::to_string(report.objects_deleted) + " objects deleted, " +
+              std::to_string(report.uploads_aborted.size()) + " incomplete uploads aborted");
   }
   return OkStatus();
 }

@@ -156,6 +156,9 @@ Result<CleanupReport> CheckpointManager::Cleanup(std::chrono::seconds older_than
     report.partial_steps_deleted.push_back(step);
     report.objects_deleted += keys.size();
   }
+  // The uploads of files a killed save never finished are not objects, so the
+  // listing above misses them; they are aborted by the same age rule.
+  SPOOL_ASSIGN_OR_RETURN(report.uploads_aborted, AbortIncompleteUploads(*store_, layout_.ListPrefix(), older_than));
   return report;
 }
 

@@ -143,6 +143,9 @@ struct AsyncSaveStart {
 struct CleanupReport {
   std::vector<int64_t> partial_steps_deleted;
   uint64_t objects_deleted = 0;
+  // Uploads killed writers left under the root (S3 multipart uploads, local
+  // temporary files), aborted; see AbortIncompleteUploads.
+  std::vector<IncompleteUpload> uploads_aborted;
 };
 
 // TORCHELASTIC_RUN_ID-TORCHELASTIC_RESTART_COUNT when torchrun set both (the
@@ -238,8 +241,9 @@ class CheckpointManager {
   // the steps deleted, oldest first.
   Result<std::vector<int64_t>> Prune(int keep_last);
   // Deletes partial checkpoints (no manifest) whose newest object is older
-  // than `older_than`. Stale multipart uploads are not visible through
-  // ObjectStore: see docs/checkpoints.md for each backend.
+  // than `older_than`, then aborts the incomplete uploads under the root
+  // started before `older_than` (S3 multipart uploads, local temporary files;
+  // GCS sessions expire by themselves).
   Result<CleanupReport> Cleanup(std::chrono::seconds older_than);
 
   ObjectStore& store() { return *store_; }

@@ -161,8 +161,12 @@ def killed_rank(runner):
     left = [key for key in runner.keys() if f"step-{step:012d}/" in key]
     check(not left, f"ckpt gc left {left}:\n{gc}")
     check([m["step"] for m in runner.listed()] == [10, 20, 30], "ckpt gc touched a committed step")
+    # Rank 2 died inside its 128 MiB upload: the multipart upload (S3) or the
+    # temporary file (local) it left is not an object, but gc aborts it too.
+    pending = runner.run("gc-uploads", runner.root + "/", "--older-than", "0s", "--dry-run").stdout
+    check("would abort 0 incomplete uploads" in pending, f"ckpt gc left incomplete uploads:\n{pending}\n{gc}")
     print(f"step 40: rank 2 SIGKILLed mid-upload; rank 0 gave up naming it, step 30 stays latest, "
-          f"gc removed the leftovers")
+          f"gc removed the leftovers ({gc.strip().splitlines()[-1]})")
 
 
 def main():
