@@ -522,6 +522,28 @@ def async_case(env, args, log):
     return {"size": size, "sync_blocked_s": sync, "async_blocked_s": asyn, "ratio": asyn / sync}
 
 
+def ranks_case(env, args, log):
+    """One rank saving a checkpoint vs 4 ranks saving a quarter each (ranks_bench)."""
+    binary = os.path.join(env.build, "bench", "checkpoint", "ranks_bench")
+    work = os.path.join(env.work, "ranks-bench")
+    size = "256MiB" if args.quick else "2GiB"
+    run = run_checked([binary, "--url", env.s3("ranks-ckpt"), "--size", size, "--ranks", "4",
+                       "--rounds", str(max(args.rounds, 3)), "--work", work], env.env, "ranks_bench")
+
+    def row(label):
+        m = re.search(label + r":\s+committed after\s+([\d.]+) s \(([\d.]+)-([\d.]+)\), loop blocked\s+([\d.]+) s",
+                      run.out)
+        if not m:
+            sys.exit(f"bench: ranks_bench printed no '{label}' row:\n{run.out[-2000:]}")
+        return {"commit_s": {"median": float(m.group(1)), "min": float(m.group(2)), "max": float(m.group(3))},
+                "blocked_s": float(m.group(4))}
+    one, four = row("1 rank"), row("4 ranks")
+    log(f"  ranks ({size}): 1 rank commits after {one['commit_s']['median']:.2f} s, "
+        f"4 ranks after {four['commit_s']['median']:.2f} s")
+    return {"size": size, "one_rank": one, "four_ranks": four,
+            "ratio": four["commit_s"]["median"] / one["commit_s"]["median"]}
+
+
 # ---------------------------------------------------------------- goals and tables
 
 TRANSFER_GOALS = {"object": {"aws": 1.5, "rclone": 1.2, "curl": 0.9},
@@ -571,7 +593,7 @@ def servers_line(results):
     """Which servers the rows ran against; both share the cores with the client."""
     m, kinds = results["machine"], {r["kind"] for r in results.get("transfers", [])}
     parts = []
-    if kinds - {"gcs"} or results.get("loader") or results.get("async_checkpoint"):
+    if kinds - {"gcs"} or results.get("loader") or results.get("async_checkpoint") or results.get("ranks_checkpoint"):
         parts.append(f"S3 server: {m['server']}.")
     if "gcs" in kinds:
         parts.append(f"GCS rows: {m['gcs_server']}.")
@@ -616,6 +638,15 @@ def markdown(results):
         a = results["async_checkpoint"]
         lines += [f"Async checkpoint ({a['size']}, 20 files, to S3): synchronous Save blocks the loop "
                   f"{a['sync_blocked_s']:.3f} s, SaveAsync {a['async_blocked_s']:.4f} s.", ""]
+    if results.get("ranks_checkpoint"):
+        r = results["ranks_checkpoint"]
+        one, four = r["one_rank"], r["four_ranks"]
+        lines += [f"Checkpoint of {r['size']} to S3, 1 rank vs 4 ranks of a quarter each (threads of one process, "
+                  f"same store): committed after {one['commit_s']['median']:.2f} s "
+                  f"({one['commit_s']['min']:.2f}-{one['commit_s']['max']:.2f}) vs "
+                  f"{four['commit_s']['median']:.2f} s ({four['commit_s']['min']:.2f}-{four['commit_s']['max']:.2f}), "
+                  f"{r['ratio']:.2f}x; the loop is blocked {one['blocked_s']:.4f} s vs {four['blocked_s']:.4f} s "
+                  f"(SaveAsync).", ""]
     lines += ["## Goals", ""]
     if results["goals"]:
         lines += ["| goal | measured | met |", "|---|---|---|"]
@@ -630,7 +661,7 @@ def markdown(results):
 
 # ---------------------------------------------------------------- main
 
-ALL_CASES = ("object", "small", "checkpoint", "records", "loader", "async", "gcs")
+ALL_CASES = ("object", "small", "checkpoint", "records", "loader", "async", "ranks", "gcs")
 
 
 def dry_run(env, args):
@@ -640,7 +671,8 @@ def dry_run(env, args):
               ([os.path.join(env.build, "bench", "records", "records_bench"), "--benchmark_list_tests"], "BM_Read"),
               ([os.path.join(env.build, "bench", "loader", "loader_bench"), "--help"], "usage"),
               # Unknown flags make the benchmark programs print their usage and stop.
-              ([os.path.join(env.build, "bench", "checkpoint", "checkpoint_bench"), "--help", "-"], "usage")]
+              ([os.path.join(env.build, "bench", "checkpoint", "checkpoint_bench"), "--help", "-"], "usage"),
+              ([os.path.join(env.build, "bench", "checkpoint", "ranks_bench"), "--help", "-"], "usage")]
     failed = 0
     for cmd, expect in probes:
         try:
@@ -726,6 +758,10 @@ def main():
     if "async" in args.cases:
         log("case: async checkpoint")
         results["async_checkpoint"] = async_case(env, args, log)
+        save(results, args, started, done=False)
+    if "ranks" in args.cases:
+        log("case: checkpoint by several ranks")
+        results["ranks_checkpoint"] = ranks_case(env, args, log)
     save(results, args, started, done=True)
     log(f"done; results in {os.path.normpath(args.results)}")
     return 0
