@@ -1,0 +1,172 @@
+"""Checkpoints saved to and restored from any store, atomically.
+
+A step's files are uploaded and verified first; its manifest is written last,
+create-only, and a step without a manifest does not exist. See
+docs/checkpoints.md for the protocol, retention and several ranks.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Union
+
+from spool import _spool
+
+PathLike = Union[str, "os.PathLike[str]"]
+#: What to save: a local folder, or ``{path in the checkpoint: bytes | local file}``.
+Source = Union[PathLike, Mapping[str, Union[bytes, bytearray, memoryview, PathLike]]]
+
+
+@dataclass(frozen=True)
+class CheckpointFile:
+    path: str
+    size: int
+    crc32c: int
+
+
+@dataclass(frozen=True)
+class RankPart:
+    """One rank's share of a checkpoint saved by several ranks."""
+
+    rank: int
+    files: list[CheckpointFile]
+    metadata: dict[str, str]
+
+
+@dataclass(frozen=True)
+class CheckpointManifest:
+    """What a committed (or restored) checkpoint step holds."""
+
+    step: int
+    wall_time: float  # seconds since the epoch
+    files: list[CheckpointFile]
+    metadata: dict[str, str]
+    world_size: int = 1
+    ranks: list[RankPart] = field(default_factory=list)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+def _manifest(raw: dict) -> CheckpointManifest:
+    files = [CheckpointFile(**f) for f in raw["files"]]
+    ranks = [RankPart(r["rank"], [CheckpointFile(**f) for f in r["files"]], dict(r["metadata"]))
+             for r in raw["ranks"]]
+    return CheckpointManifest(raw["step"], raw["wall_time"], files, dict(raw["metadata"]), raw["world_size"], ranks)
+
+
+def _source(source: Source):
+    if isinstance(source, (str, os.PathLike)):
+        return _spool._checkpoint_source(os.fspath(source), {}, {})
+    files, buffers = {}, {}
+    for path, value in source.items():
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            buffers[path] = bytes(value)
+        elif isinstance(value, (str, os.PathLike)):
+            files[path] = os.fspath(value)
+        else:
+            raise TypeError(f"checkpoint entry {path!r}: expected bytes or a local file path, "
+                            f"got {type(value).__name__}")
+    return _spool._checkpoint_source(None, files, buffers)
+
+
+class SaveHandle:
+    """A background save started by :meth:`CheckpointManager.save_async`."""
+
+    def __init__(self, manager: "CheckpointManager", step: int, started: bool) -> None:
+        self._manager = manager
+        self.step = step
+        #: False when the save was skipped because another was in flight (when_busy="skip").
+        self.started = started
+
+    def done(self) -> bool:
+        """Whether the upload finished (successfully or not)."""
+        return not self.started or not self._manager._native.save_in_flight()
+
+    def wait(self) -> Optional[CheckpointManifest]:
+        """Waits for the save; returns its manifest, or raises its error."""
+        if not self.started:
+            return None
+        return self._manager.wait()
+
+
+class CheckpointManager:
+    """Saves a training job's checkpoints under ``root`` and restores the latest.
+
+    >>> with spool.CheckpointManager("s3://bucket/run-7/ckpt", keep_last=3) as ckpt:
+    ...     if ckpt.latest() is not None:
+    ...         ckpt.restore("/scratch/ckpt")
+    ...     for step in range(start, steps):
+    ...         train_step()
+    ...         if ckpt.should_save(step):
+    ...             ckpt.save_async(step, {"model.pt": model_bytes}, metadata={"loader": state})
+
+    Several ranks: give every rank's manager its ``rank`` and ``world_size``;
+    each saves its own part and rank 0 commits the step once all parts are
+    stored. ``restore`` gives each rank its own files and metadata.
+
+    Leaving the ``with`` block normally waits for a background save; leaving
+    it by an exception (or :meth:`close`) cancels it, and the step stays
+    uncommitted. Not to be used across ``fork()``: open it in the process that
+    uses it.
+    """
+
+    def __init__(self, root: PathLike, *, keep_last: int = 0, save_every_steps: int = 0,
+                 save_every_seconds: float = 0, rank: int = 0, world_size: int = 1, attempt: str = "",
+                 part_timeout_seconds: float = 600, copy_on_capture: bool = False) -> None:
+        self.root = os.fspath(root)
+        self._native = _spool._CheckpointManager(self.root, rank, world_size, keep_last, save_every_steps,
+                                                 save_every_seconds, attempt, part_timeout_seconds,
+                                                 copy_on_capture)
+
+    def should_save(self, step: int) -> bool:
+        """Whether ``step`` is due by ``save_every_steps`` / ``save_every_seconds``."""
+        return self._native.should_save(step)
+
+    def save(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None) -> CheckpointManifest:
+        """Uploads ``source`` as ``step`` and commits it (FileExistsError if committed already)."""
+        return _manifest(self._native.save(step, _source(source), dict(metadata or {})))
+
+    def save_async(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None) -> SaveHandle:
+        """Captures ``source`` (local files by hard link, buffers by copy) and uploads it
+        in the background; the training thread is not blocked by the upload. A save
+        still in flight is waited for first. Errors of the previous background save
+        are raised here if :meth:`wait` did not collect them."""
+        started = self._native.save_async(step, _source(source), dict(metadata or {}))
+        return SaveHandle(self, step, started)
+
+    def wait(self) -> CheckpointManifest:
+        """Waits for the background save; its manifest, or its error."""
+        return _manifest(self._native.wait())
+
+    def latest(self) -> Optional[int]:
+        """The newest committed step, or None."""
+        return self._native.latest()
+
+    def list(self) -> list[CheckpointManifest]:
+        """Every committed checkpoint, oldest first."""
+        return [_manifest(m) for m in self._native.list()]
+
+    def restore(self, folder: PathLike, step: Optional[int] = None, rank: Optional[int] = None) -> CheckpointManifest:
+        """Downloads ``step`` (default: the latest) into ``folder``, replacing it only when
+        every file arrived intact. ``rank`` picks another rank's part of a multi-rank step."""
+        return _manifest(self._native.restore(os.fspath(folder), step, rank))
+
+    def close(self) -> None:
+        """Cancels a background save still in flight (it is not committed) and waits for it."""
+        self._native.close()
+
+    def __enter__(self) -> "CheckpointManager":
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        try:
+            if exc_type is None and self._native.save_in_flight():
+                self.wait()
+        finally:
+            self.close()
+
+
+__all__ = ["CheckpointFile", "CheckpointManager", "CheckpointManifest", "RankPart", "SaveHandle"]

@@ -1,0 +1,186 @@
+"""Objects in any store spool reaches, as Python file objects.
+
+``spool.open(url, "rb")`` gives a buffered, seekable reader; ``"wb"`` a
+writer whose ``close()`` commits the object: until then nothing is visible
+under the URL, and leaving a ``with`` block by an exception (or dropping the
+writer unclosed) aborts it, so no partial object is ever published.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from spool import _spool
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: How much a reader fetches per request when it is read in small pieces.
+DEFAULT_BUFFER_SIZE = 8 << 20
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """What a store says about an object (or, from :func:`ls`, a folder)."""
+
+    url: str
+    key: str
+    size: Optional[int]        # None for a folder
+    mtime: Optional[float]     # seconds since the epoch; None for a folder
+    version: Optional[str]     # ETag, generation, ...
+    crc32c: Optional[int]      # when the store (or spool's uploader) keeps one
+
+    @property
+    def is_folder(self) -> bool:
+        return self.size is None
+
+
+def _info(raw: dict) -> ObjectInfo:
+    return ObjectInfo(**raw)
+
+
+class _RawObjectReader(io.RawIOBase):
+    """The unbuffered side of a reader: positioned reads of one object version."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self._reader = _spool._Reader(url)
+        self._position = 0
+        self.name = self._reader.url
+
+    @property
+    def size(self) -> int:
+        return self._reader.size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        n = self._reader.read_into(self._position, buffer)
+        self._position += n
+        return n
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            position = offset
+        elif whence == io.SEEK_CUR:
+            position = self._position + offset
+        elif whence == io.SEEK_END:
+            position = self.size + offset
+        else:
+            raise ValueError(f"invalid whence {whence!r}")
+        if position < 0:
+            raise ValueError(f"negative seek position {position} in {self.name}")
+        self._position = position
+        return position
+
+    def tell(self) -> int:
+        return self._position
+
+
+class _RawObjectWriter(io.RawIOBase):
+    """The unbuffered side of a writer; close() commits, abort() discards."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self._writer = _spool._Writer(url)
+        self._aborted = False
+        self.name = self._writer.url
+        self.info: Optional[ObjectInfo] = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        return self._writer.write(data)
+
+    def abort(self) -> None:
+        self._aborted = True
+        self._writer.abort()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            if not self._aborted:
+                self.info = _info(self._writer.close())
+        finally:
+            super().close()
+
+
+class ObjectWriter(io.BufferedWriter):
+    """A buffered writer that commits on close and aborts on an exception."""
+
+    raw: _RawObjectWriter
+
+    def abort(self) -> None:
+        """Discards everything written; the object is not created or changed."""
+        self.raw.abort()
+        super().close()
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def __del__(self) -> None:
+        # Garbage-collected without close(): discard rather than publish.
+        if not self.closed:
+            try:
+                self.raw.abort()
+            finally:
+                super().close()
+
+    @property
+    def info(self) -> Optional[ObjectInfo]:
+        """The committed object's info, once closed."""
+        return self.raw.info
+
+
+def open(url: PathLike, mode: str = "rb", buffer_size: int = DEFAULT_BUFFER_SIZE):  # noqa: A001
+    """Opens an object for reading ("rb") or writing ("wb").
+
+    ``url`` is anything spool takes: ``s3://bucket/key``, ``gs://bucket/key``,
+    ``file:///path`` or a local path. Text modes are not supported; wrap the
+    result in :class:`io.TextIOWrapper` for text.
+    """
+    url = os.fspath(url)
+    if mode in ("rb", "r"):
+        return io.BufferedReader(_RawObjectReader(url), buffer_size=buffer_size)
+    if mode in ("wb", "w"):
+        return ObjectWriter(_RawObjectWriter(url), buffer_size=buffer_size)
+    raise ValueError(f"spool.open: mode {mode!r} is not supported; use 'rb' or 'wb'")
+
+
+def stat(url: PathLike) -> ObjectInfo:
+    """The object's size, time, version and CRC32C; FileNotFoundError if missing."""
+    return _info(_spool.stat(os.fspath(url)))
+
+
+def ls(url: PathLike, recursive: bool = False) -> list[ObjectInfo]:
+    """The objects under a folder URL (with ``recursive``, every one below it).
+
+    Without ``recursive``, subfolders are listed as entries whose ``size`` is
+    None (``is_folder``).
+    """
+    return [_info(entry) for entry in _spool.ls(os.fspath(url), recursive)]
+
+
+def rm(url: PathLike) -> None:
+    """Deletes one object; FileNotFoundError if it does not exist."""
+    _spool.rm(os.fspath(url))
+
+
+def copy(src: PathLike, dst: PathLike) -> ObjectInfo:
+    """Copies one object between any two locations, the fastest way the two ends
+    allow (server-side within a store, streamed between stores); returns the copy's info."""
+    return _info(_spool.copy(os.fspath(src), os.fspath(dst)))
+
+
+__all__ = ["ObjectInfo", "ObjectWriter", "open", "stat", "ls", "rm", "copy"]

@@ -1,0 +1,182 @@
+// The CheckpointManager, for spool/checkpoints.py. Saves, restores and
+// waits release the GIL; sources are copied into a CheckpointSource (bytes
+// buffers included) before it is released.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "bindings.h"
+#include "spool/checkpoint/checkpoint_manager.h"
+
+namespace py = pybind11;
+
+namespace spool::python {
+namespace {
+
+py::dict FilesAndMetadata(const std::vector<CheckpointFile>& files, const std::map<std::string, std::string>& metadata) {
+  py::list file_list;
+  for (const CheckpointFile& file : files) {
+    py::dict entry;
+    entry["path"] = file.path;
+    entry["size"] = file.size;
+    entry["crc32c"] = file.crc32c;
+    file_list.append(entry);
+  }
+  py::dict out;
+  out["files"] = file_list;
+  out["metadata"] = metadata;
+  return out;
+}
+
+py::dict ManifestDict(const CheckpointManifest& manifest) {
+  py::dict out = FilesAndMetadata(manifest.files, manifest.metadata);
+  out["step"] = manifest.step;
+  out["wall_time"] = std::chrono::duration<double>(manifest.wall_time.time_since_epoch()).count();
+  out["world_size"] = manifest.world_size;
+  py::list ranks;
+  for (const CheckpointRankPart& part : manifest.ranks) {
+    py::dict rank = FilesAndMetadata(part.files, part.metadata);
+    rank["rank"] = part.rank;
+    ranks.append(rank);
+  }
+  out["ranks"] = ranks;
+  return out;
+}
+
+class Manager {
+ public:
+  Manager(const std::string& root, int rank, int world_size, int keep_last, int64_t save_every_steps,
+          double save_every_seconds, std::string attempt, double part_timeout_seconds, bool copy_on_capture) {
+    CheckpointOptions options;
+    options.rank = rank;
+    options.world_size = world_size;
+    options.retention.keep_last = keep_last;
+    options.save.every_n_steps = save_every_steps;
+    options.save.every_duration = std::chrono::seconds(static_cast<int64_t>(save_every_seconds));
+    options.attempt = std::move(attempt);
+    options.part_timeout = std::chrono::seconds(static_cast<int64_t>(part_timeout_seconds));
+    options.copy_on_capture = copy_on_capture;
+    py::gil_scoped_release release;
+    manager_ = Unwrap(CheckpointManager::Open(root, options));
+  }
+
+  ~Manager() { Close(); }
+
+  // Cancels a background save still in flight (nothing is committed) and
+  // waits for it.
+  void Close() {
+    if (!manager_) return;
+    std::unique_ptr<CheckpointManager> manager = std::move(manager_);
+    py::gil_scoped_release release;
+    manager.reset();
+  }
+
+  bool ShouldSave(int64_t step) { return Get().ShouldSave(step); }
+
+  py::dict Save(int64_t step, CheckpointSource source, std::map<std::string, std::string> metadata) {
+    CheckpointManager& manager = Get();
+    CheckpointManifest manifest = [&] {
+      py::gil_scoped_release release;
+      return Unwrap(manager.Save(step, source, std::move(metadata)));
+    }();
+    return ManifestDict(manifest);
+  }
+
+  bool SaveAsync(int64_t step, CheckpointSource source, std::map<std::string, std::string> metadata) {
+    CheckpointManager& manager = Get();
+    py::gil_scoped_release release;
+    AsyncSaveStart start = Unwrap(manager.SaveAsync(step, std::move(source), std::move(metadata)));
+    ThrowIfError(start.previous);  // an earlier background save failed and was not collected
+    return start.started;
+  }
+
+  py::dict Wait() {
+    CheckpointManager& manager = Get();
+    CheckpointManifest manifest = [&] {
+      py::gil_scoped_release release;
+      return Unwrap(manager.Wait());
+    }();
+    return ManifestDict(manifest);
+  }
+
+  bool SaveInFlight() { return Get().save_in_flight(); }
+
+  std::optional<int64_t> Latest() {
+    CheckpointManager& manager = Get();
+    py::gil_scoped_release release;
+    return Unwrap(manager.Latest());
+  }
+
+  py::list List() {
+    CheckpointManager& manager = Get();
+    std::vector<CheckpointManifest> manifests = [&] {
+      py::gil_scoped_release release;
+      return Unwrap(manager.List());
+    }();
+    py::list out;
+    for (const CheckpointManifest& manifest : manifests) out.append(ManifestDict(manifest));
+    return out;
+  }
+
+  py::dict Restore(const std::filesystem::path& folder, std::optional<int64_t> step, std::optional<int> rank) {
+    CheckpointManager& manager = Get();
+    CheckpointManifest manifest = [&] {
+      py::gil_scoped_release release;
+      if (!step) step = Unwrap(manager.Latest());
+      if (!step) return Unwrap(manager.RestoreLatest(folder));  // NotFound naming the root
+      if (rank) return Unwrap(manager.RestoreRank(*step, *rank, folder));
+      return Unwrap(manager.Restore(*step, folder));
+    }();
+    return ManifestDict(manifest);
+  }
+
+ private:
+  CheckpointManager& Get() {
+    if (!manager_) throw StatusError(FailedPreconditionError("the CheckpointManager is closed"));
+    return *manager_;
+  }
+  std::unique_ptr<CheckpointManager> manager_;
+};
+
+// A source from what Python passes: a folder, and/or files and buffers by
+// their path inside the checkpoint.
+CheckpointSource MakeSource(std::optional<std::filesystem::path> folder,
+                            const std::map<std::string, std::filesystem::path>& files,
+                            const std::map<std::string, py::bytes>& buffers) {
+  CheckpointSource source;
+  if (folder) source = Unwrap(CheckpointSource::FromFolder(*folder));
+  for (const auto& [path, file] : files) source.AddFile(path, file);
+  for (const auto& [path, bytes] : buffers) source.AddBuffer(path, std::string(bytes));
+  ThrowIfError(source.Validate());
+  if (source.empty()) throw StatusError(InvalidArgumentError("nothing to save: the checkpoint source is empty"));
+  return source;
+}
+
+}  // namespace
+
+void RegisterCheckpoints(py::module_& m) {
+  py::class_<CheckpointSource>(m, "_CheckpointSource");
+  m.def("_checkpoint_source", &MakeSource, py::arg("folder"), py::arg("files"), py::arg("buffers"));
+  py::class_<Manager>(m, "_CheckpointManager")
+      .def(py::init<const std::string&, int, int, int, int64_t, double, std::string, double, bool>(),
+           py::arg("root"), py::arg("rank"), py::arg("world_size"), py::arg("keep_last"),
+           py::arg("save_every_steps"), py::arg("save_every_seconds"), py::arg("attempt"),
+           py::arg("part_timeout_seconds"), py::arg("copy_on_capture"))
+      .def("close", &Manager::Close)
+      .def("should_save", &Manager::ShouldSave, py::arg("step"))
+      .def("save", &Manager::Save, py::arg("step"), py::arg("source"), py::arg("metadata"))
+      .def("save_async", &Manager::SaveAsync, py::arg("step"), py::arg("source"), py::arg("metadata"))
+      .def("wait", &Manager::Wait)
+      .def("save_in_flight", &Manager::SaveInFlight)
+      .def("latest", &Manager::Latest)
+      .def("list", &Manager::List)
+      .def("restore", &Manager::Restore, py::arg("folder"), py::arg("step"), py::arg("rank"));
+}
+
+}  // namespace spool::python

@@ -1,0 +1,197 @@
+// Objects: stat, ls, rm, copy, and the reader/writer behind spool.open().
+//
+// Every call that may wait on the network or the disk releases the GIL; the
+// arguments are copied into C++ values first, so no Python object is touched
+// without it. Readers and writers are used by one Python thread at a time
+// (the io classes in spool/objects.py serialise them).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "bindings.h"
+#include "spool/core/storage/registry.h"
+#include "spool/core/storage/transfer.h"
+
+namespace py = pybind11;
+
+namespace spool::python {
+namespace {
+
+double EpochSeconds(std::chrono::system_clock::time_point time) {
+  return std::chrono::duration<double>(time.time_since_epoch()).count();
+}
+
+py::dict InfoDict(const ObjectStore& store, const ObjectInfo& info) {
+  py::dict out;
+  out["url"] = store.Describe(info.key);
+  out["key"] = info.key;
+  out["size"] = info.size;
+  out["mtime"] = EpochSeconds(info.updated);
+  out["version"] = info.version;
+  out["crc32c"] = info.crc32c ? py::cast(*info.crc32c) : py::none();
+  return out;
+}
+
+StoreLocation OpenUrl(const std::string& url) {
+  py::gil_scoped_release release;
+  return Unwrap(OpenLocation(url));
+}
+
+// An object opened for reading; read_into fills a writable buffer.
+class Reader {
+ public:
+  explicit Reader(const std::string& url) {
+    location_ = OpenUrl(url);
+    py::gil_scoped_release release;
+    object_ = Unwrap(location_.store->OpenRead(location_.key));
+  }
+  uint64_t size() const { return object_->info().size; }
+  std::string url() const { return location_.store->Describe(location_.key); }
+
+  // Reads at `offset` into `buffer`; returns the bytes read (0 at the end).
+  size_t ReadInto(uint64_t offset, py::buffer buffer) {
+    py::buffer_info view = buffer.request(/*writable=*/true);
+    std::span<char> target(static_cast<char*>(view.ptr), static_cast<size_t>(view.size * view.itemsize));
+    if (offset >= size() || target.empty()) return 0;
+    if (target.size() > size() - offset) target = target.first(static_cast<size_t>(size() - offset));
+    py::gil_scoped_release release;
+    // Large reads are split into parallel ranged requests.
+    return Unwrap(ReadParallel(*object_, offset, target));
+  }
+
+ private:
+  StoreLocation location_;
+  std::unique_ptr<ReadableObject> object_;
+};
+
+// An object being written: nothing is visible until close() succeeds.
+class Writer {
+ public:
+  explicit Writer(const std::string& url) {
+    location_ = OpenUrl(url);
+    py::gil_scoped_release release;
+    object_ = Unwrap(location_.store->OpenWrite(location_.key));
+  }
+  ~Writer() {
+    if (object_) {
+      py::gil_scoped_release release;
+      object_->Abort();
+    }
+  }
+  size_t Write(py::buffer buffer) {
+    if (!object_) throw StatusError(FailedPreconditionError("write to " + url() + " after close"));
+    py::buffer_info view = buffer.request();
+    std::string_view data(static_cast<const char*>(view.ptr), static_cast<size_t>(view.size * view.itemsize));
+    py::gil_scoped_release release;
+    ThrowIfError(object_->Append(data));
+    return data.size();
+  }
+  py::dict Close() {
+    if (!object_) throw StatusError(FailedPreconditionError("close of " + url() + " twice"));
+    std::unique_ptr<WritableObject> object = std::move(object_);
+    Result<ObjectInfo> info = [&] {
+      py::gil_scoped_release release;
+      return object->Close();
+    }();
+    return InfoDict(*location_.store, Unwrap(std::move(info)));
+  }
+  void Abort() {
+    if (!object_) return;
+    std::unique_ptr<WritableObject> object = std::move(object_);
+    py::gil_scoped_release release;
+    object->Abort();
+  }
+  std::string url() const { return location_.store->Describe(location_.key); }
+
+ private:
+  StoreLocation location_;
+  std::unique_ptr<WritableObject> object_;
+};
+
+py::dict Stat(const std::string& url) {
+  StoreLocation location = OpenUrl(url);
+  ObjectInfo info = [&] {
+    py::gil_scoped_release release;
+    return Unwrap(location.store->Stat(location.key));
+  }();
+  return InfoDict(*location.store, info);
+}
+
+// Objects under a URL: with `recursive`, every key below it; otherwise the
+// objects directly in that folder and its subfolders (as "url/" entries).
+py::list List(const std::string& url, bool recursive) {
+  StoreLocation location = OpenUrl(url);
+  ListOptions options;
+  options.prefix = location.key;
+  if (!options.prefix.empty() && !options.prefix.ends_with('/')) {
+    // "s3://b/dir" lists the folder "dir/" (as `spool ls` does) unless it names an object.
+    bool is_object = false;
+    {
+      py::gil_scoped_release release;
+      is_object = location.store->Stat(location.key).ok();
+    }
+    if (!is_object) options.prefix += '/';
+  }
+  if (!recursive) options.delimiter = "/";
+  ListPage page = [&] {
+    py::gil_scoped_release release;
+    return Unwrap(ListAll(*location.store, options));
+  }();
+  py::list out;
+  for (const std::string& folder : page.common_prefixes) {
+    py::dict entry;
+    entry["url"] = location.store->Describe(folder);
+    entry["key"] = folder;
+    entry["size"] = py::none();
+    entry["mtime"] = py::none();
+    entry["version"] = py::none();
+    entry["crc32c"] = py::none();
+    out.append(entry);
+  }
+  for (const ObjectInfo& info : page.objects) out.append(InfoDict(*location.store, info));
+  return out;
+}
+
+void Remove(const std::string& url) {
+  StoreLocation location = OpenUrl(url);
+  py::gil_scoped_release release;
+  ThrowIfError(location.store->Stat(location.key).status());  // a missing object is an error here, as in `spool rm`
+  ThrowIfError(location.store->Delete(location.key));
+}
+
+py::dict Copy(const std::string& from_url, const std::string& to_url) {
+  StoreLocation from = OpenUrl(from_url);
+  StoreLocation to = OpenUrl(to_url);
+  ObjectInfo info = [&] {
+    py::gil_scoped_release release;
+    return Unwrap(CopyObjectBetween({from.store.get(), from.key, from.url.scheme == "file"},
+                                    {to.store.get(), to.key, to.url.scheme == "file"}));
+  }();
+  info.key = to.key;  // a download reports the source's info
+  return InfoDict(*to.store, info);
+}
+
+}  // namespace
+
+void RegisterObjects(py::module_& m) {
+  py::class_<Reader>(m, "_Reader")
+      .def(py::init<const std::string&>(), py::arg("url"))
+      .def_property_readonly("size", &Reader::size)
+      .def_property_readonly("url", &Reader::url)
+      .def("read_into", &Reader::ReadInto, py::arg("offset"), py::arg("buffer"));
+  py::class_<Writer>(m, "_Writer")
+      .def(py::init<const std::string&>(), py::arg("url"))
+      .def_property_readonly("url", &Writer::url)
+      .def("write", &Writer::Write, py::arg("data"))
+      .def("close", &Writer::Close)
+      .def("abort", &Writer::Abort);
+  m.def("stat", &Stat, py::arg("url"));
+  m.def("ls", &List, py::arg("url"), py::arg("recursive") = false);
+  m.def("rm", &Remove, py::arg("url"));
+  m.def("copy", &Copy, py::arg("src"), py::arg("dst"));
+}
+
+}  // namespace spool::python

@@ -1,0 +1,98 @@
+"""spool.CheckpointManager on local files and Ceph RGW."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import spool
+
+
+@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
+def root(tmp_path, request) -> str:
+    if request.param == "s3":
+        return request.getfixturevalue("s3_prefix") + "/ckpt"
+    return str(tmp_path / "ckpt")
+
+
+def test_save_list_restore(root: str, tmp_path) -> None:
+    folder = tmp_path / "model"
+    (folder / "opt").mkdir(parents=True)
+    (folder / "weights.bin").write_bytes(b"w" * 100_000)
+    (folder / "opt" / "state").write_bytes(b"optimizer")
+    with spool.CheckpointManager(root, keep_last=2) as ckpt:
+        assert ckpt.latest() is None
+        first = ckpt.save(10, folder, metadata={"loader": "position 7"})
+        assert first.step == 10 and first.total_bytes == 100_009
+        assert sorted(f.path for f in first.files) == ["opt/state", "weights.bin"]
+        local_file = tmp_path / "extra.txt"
+        local_file.write_text("extra")
+        ckpt.save(20, {"model.pt": b"\x00\x01" * 10, "extra.txt": local_file})
+        ckpt.save(30, {"model.pt": b"third"})
+        assert [m.step for m in ckpt.list()] == [20, 30]  # keep_last=2
+        assert ckpt.latest() == 30
+
+        restored = ckpt.restore(tmp_path / "restored")
+        assert restored.step == 30 and (tmp_path / "restored" / "model.pt").read_bytes() == b"third"
+        ckpt.restore(tmp_path / "older", step=20)
+        assert (tmp_path / "older" / "extra.txt").read_text() == "extra"
+
+        with pytest.raises(FileExistsError):
+            ckpt.save(30, {"model.pt": b"again"})
+        with pytest.raises(FileNotFoundError):
+            ckpt.restore(tmp_path / "none", step=99)
+
+
+def test_save_async_returns_before_the_upload(root: str) -> None:
+    with spool.CheckpointManager(root) as ckpt:
+        handle = ckpt.save_async(5, {"big.bin": b"b" * (24 << 20)}, metadata={"epoch": "1"})
+        assert handle.started
+        manifest = handle.wait()
+        assert manifest is not None and manifest.step == 5 and manifest.metadata == {"epoch": "1"}
+        assert handle.done()
+        ckpt.save_async(6, {"small": b"s"})
+    # Leaving the block waited for step 6.
+    with spool.CheckpointManager(root) as ckpt:
+        assert ckpt.latest() == 6
+
+
+def test_two_ranks_each_save_and_restore_their_part(root: str, tmp_path) -> None:
+    errors = []
+
+    def save(rank: int) -> None:
+        try:
+            with spool.CheckpointManager(root, rank=rank, world_size=2, attempt="test",
+                                         part_timeout_seconds=60) as ckpt:
+                ckpt.save(100, {"shard.bin": bytes([rank]) * 1000}, metadata={"loader": f"rank {rank}"})
+        except Exception as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=save, args=(rank,)) for rank in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    with spool.CheckpointManager(root, rank=1, world_size=2) as ckpt:
+        manifest = ckpt.restore(tmp_path / "rank1")
+        assert manifest.world_size == 2
+        assert manifest.metadata == {"loader": "rank 1"}
+        assert (tmp_path / "rank1" / "shard.bin").read_bytes() == b"\x01" * 1000
+        assert [part.metadata["loader"] for part in manifest.ranks] == ["rank 0", "rank 1"]
+        ckpt.restore(tmp_path / "rank0", rank=0)
+        assert (tmp_path / "rank0" / "shard.bin").read_bytes() == b"\x00" * 1000
+
+
+def test_bad_input_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(ValueError):
+        spool.CheckpointManager("s3:///no-bucket")
+    with spool.CheckpointManager(tmp_path / "ckpt") as ckpt:
+        with pytest.raises(ValueError, match="nothing to save"):
+            ckpt.save(1, {})
+        with pytest.raises(ValueError):
+            ckpt.save(1, {"../escape": b"x"})
+        with pytest.raises(TypeError):
+            ckpt.save(1, {"x": 42})  # type: ignore[dict-item]
+        with pytest.raises(FileNotFoundError):
+            ckpt.restore(tmp_path / "out")

@@ -1,0 +1,22 @@
+"""The package imports as itself (not the C++ sources' folder) and maps errors."""
+
+from __future__ import annotations
+
+import spool
+import spool.errors
+
+
+def test_imports_the_built_package() -> None:
+    assert spool.__version__
+    assert spool.__file__ is not None and spool.__file__.endswith("__init__.py")
+
+
+def test_status_codes_map_to_builtin_exceptions() -> None:
+    error = spool.errors._from_status("NotFound", "NotFound: s3://b/k does not exist")
+    assert isinstance(error, spool.NotFoundError)
+    assert isinstance(error, FileNotFoundError)
+    assert isinstance(error, spool.Error)
+    assert error.code == "NotFound"
+    assert isinstance(spool.errors._from_status("InvalidArgument", "x"), ValueError)
+    assert isinstance(spool.errors._from_status("PermissionDenied", "x"), PermissionError)
+    assert type(spool.errors._from_status("SomethingNew", "x")) is spool.Error
