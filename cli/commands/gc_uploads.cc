@@ -5,7 +5,6 @@
 // what `aws s3api list-multipart-uploads` and `abort-multipart-upload` do by
 // hand), and the temporary files of a local folder. GCS resumable sessions
 // cannot be listed; the service drops them after a week.
-#include <ctime>
 #include <memory>
 #include <string>
 
@@ -24,15 +23,6 @@ struct GcUploadsOptions {
   bool dry_run = false;
 };
 
-std::string FormatTime(std::chrono::system_clock::time_point time) {
-  std::time_t seconds = std::chrono::system_clock::to_time_t(time);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 Status RunGcUploads(const GcUploadsOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(std::chrono::seconds age, ParseAge("--older-than", options.older_than));
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.url, global));
@@ -44,10 +34,10 @@ Status RunGcUploads(const GcUploadsOptions& options, const GlobalOptions& global
     if (global.json) {
       PrintLine("{\"" + std::string(options.dry_run ? "would_abort" : "aborted") + "\":" +
                 JsonString(store.Describe(upload.key)) + ",\"upload_id\":" + JsonString(upload.id) +
-                ",\"started\":" + JsonString(FormatTime(upload.started)) + "}");
+                ",\"started\":" + JsonString(FormatTimestamp(upload.started)) + "}");
     } else if (!global.quiet) {
       PrintLine(std::string(verb) + " the upload of " + store.Describe(upload.key) + " started " +
-                FormatTime(upload.started) + " (" + upload.id + ")");
+                FormatTimestamp(upload.started) + " (" + upload.id + ")");
     }
   }
   if (!global.json && !global.quiet) {

@@ -3,13 +3,19 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
-#include <cstdio>
 #include <set>
 
 #include "spool/checkpoint/checkpoint_manifest.pb.h"
+#include "spool/core/crc32c.h"
 
 namespace spool {
 namespace {
+
+uint64_t TotalBytes(const std::vector<CheckpointFile>& files) {
+  uint64_t total = 0;
+  for (const CheckpointFile& file : files) total += file.size;
+  return total;
+}
 
 namespace pb = spool::checkpoint::proto;
 using google::protobuf::util::TimeUtil;
@@ -108,11 +114,7 @@ Status ValidateRanks(const CheckpointManifest& manifest, std::string_view where)
 
 }  // namespace
 
-uint64_t CheckpointRankPart::total_bytes() const {
-  uint64_t total = 0;
-  for (const CheckpointFile& file : files) total += file.size;
-  return total;
-}
+uint64_t CheckpointRankPart::total_bytes() const { return TotalBytes(files); }
 
 Result<std::string> EncodePart(const CheckpointPart& part) {
   pb::Part message;
@@ -147,17 +149,9 @@ Result<CheckpointPart> DecodePart(std::string_view json, std::string_view where)
   return part;
 }
 
-std::string FormatCrc32c(uint32_t crc) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%08x", crc);
-  return text;
-}
+std::string FormatCrc32c(uint32_t crc) { return crc32c::ToHex(crc); }
 
-uint64_t CheckpointManifest::total_bytes() const {
-  uint64_t total = 0;
-  for (const CheckpointFile& file : files) total += file.size;
-  return total;
-}
+uint64_t CheckpointManifest::total_bytes() const { return TotalBytes(files); }
 
 Result<std::string> EncodeManifest(const CheckpointManifest& manifest) {
   pb::Manifest message;
