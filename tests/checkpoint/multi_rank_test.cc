@@ -115,7 +115,9 @@ TEST_P(MultiRankTest, BarrierReplacesPolling) {
     options.barrier = barrier;
     auto saved = Manager(options, faulty)->Save(3, Buffers(RankFiles(3, rank)));
     if (rank == 0) rank0 = saved.status();
-    if (rank == 1) EXPECT_FALSE(saved.ok());
+    if (rank == 1) {
+      EXPECT_FALSE(saved.ok());
+    }
   });
   EXPECT_EQ(rank0.code(), StatusCode::kFailedPrecondition) << rank0.ToString();
   EXPECT_NE(rank0.message().find("rank 1 of 3"), std::string::npos) << rank0.ToString();

@@ -394,10 +394,14 @@ TEST_F(StoreCommands, GcUploadsAbortsWhatKilledWritersLeft) {
   Outcome aborted = Spool({"--json", "gc-uploads", root_ + "/", "--older-than", "0s"});
   EXPECT_EQ(aborted.exit_code, 0) << aborted.err;
   EXPECT_EQ(Lines(aborted.out).size(), expect_one ? 1u : 0u) << aborted.out;
-  if (expect_one) EXPECT_NE(aborted.out.find("{\"aborted\":\"" + Url("big.bin") + "\""), std::string::npos) << aborted.out;
+  if (expect_one) {
+    EXPECT_NE(aborted.out.find("{\"aborted\":\"" + Url("big.bin") + "\""), std::string::npos) << aborted.out;
+  }
   Outcome again = Spool({"gc-uploads", root_ + "/", "--older-than", "0s"});
   EXPECT_NE(again.out.find("aborted 0 incomplete uploads"), std::string::npos) << again.out;
-  if (Backend() == "local") EXPECT_TRUE(fs::is_empty(root_));
+  if (Backend() == "local") {
+    EXPECT_TRUE(fs::is_empty(root_));
+  }
 
   Outcome bad_age = Spool({"gc-uploads", root_ + "/", "--older-than", "soon"});
   EXPECT_EQ(bad_age.exit_code, 1);

@@ -344,7 +344,7 @@ TEST(S3Reader, AWholeObjectReadFromAListingIsCheckedAgainstTheServersCrc32c) {
     if (corrupt) answer.body[3] ^= 1;
     return answer;
   });
-  ObjectInfo listed{"k", object.size(), "\"v\"", std::nullopt, "", {}};
+  ObjectInfo listed{"k", object.size(), "\"v\"", std::nullopt, false, "", {}};
   Executor executor(2);
   auto reader = MakeS3Reader(Client(transport), listed, executor);
   std::string buffer(object.size(), '\0');
@@ -370,7 +370,7 @@ TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   });
   ResolvedConfig config = LocalConfig();
   config.part_size = 16;  // tiny parts, only for this test
-  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, "", {}};
+  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, false, "", {}};
   Executor executor(3);
   auto reader = MakeS3Reader(Client(transport, config), info, executor);
   std::string buffer(90, '\0');
