@@ -11,15 +11,19 @@ STORAGE_EMULATOR_HOST), as for the spool command.
 
 from __future__ import annotations
 
+import types as _types
+
 from spool import _spool
-from spool.checkpoints import CheckpointManager, CheckpointManifest, SaveHandle
+from spool.checkpoints import CheckpointFile, CheckpointManager, CheckpointManifest, SaveHandle
 from spool.errors import *  # noqa: F401,F403  (the exception classes)
 from spool.errors import Error
-from spool.objects import ObjectInfo, copy, ls, open, rm, stat  # noqa: A004
+from spool.objects import ObjectInfo, ObjectWriter, copy, ls, open, rm, stat  # noqa: A004
+from spool.records import DatasetManifest, RecordFile, RecordReader, RecordWriter, Shard, ShardedWriter
+
+# The data loader (spool.loader) is re-exported on the line below.
 
 __version__: str = _spool.__version__
 
-__all__ = [
-    "CheckpointManager", "CheckpointManifest", "Error", "ObjectInfo", "SaveHandle",
-    "copy", "ls", "open", "rm", "stat",
-] + [name for name in dir() if name.endswith("Error") and name != "Error"]
+# Every public name imported above (so a new import line is all a new module needs).
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and name != "annotations" and not isinstance(value, _types.ModuleType))

@@ -73,23 +73,39 @@ def _source(source: Source):
 
 
 class SaveHandle:
-    """A background save started by :meth:`CheckpointManager.save_async`."""
+    """A background save started by :meth:`CheckpointManager.save_async`.
+
+    Saves run one at a time: starting the next one first waits for this one,
+    and its outcome stays here for :meth:`wait`.
+    """
 
     def __init__(self, manager: "CheckpointManager", step: int, started: bool) -> None:
         self._manager = manager
         self.step = step
-        #: False when the save was skipped because another was in flight (when_busy="skip").
+        #: False when the save was skipped because another was in flight.
         self.started = started
+        self._finished = not started
+        self._manifest: Optional[CheckpointManifest] = None
+        self._error: Optional[BaseException] = None
 
     def done(self) -> bool:
         """Whether the upload finished (successfully or not)."""
-        return not self.started or not self._manager._native.save_in_flight()
+        return self._finished or not self._manager._native.save_in_flight()
 
     def wait(self) -> Optional[CheckpointManifest]:
-        """Waits for the save; returns its manifest, or raises its error."""
-        if not self.started:
-            return None
-        return self._manager.wait()
+        """Waits for the save; returns its manifest (None if it was skipped), or raises its error."""
+        if not self._finished:
+            self._manager._collect()
+        if self._error is not None:
+            raise self._error
+        return self._manifest
+
+    def _finish(self) -> None:
+        try:
+            self._manifest = _manifest(self._manager._native.wait())
+        except BaseException as error:  # noqa: BLE001 (kept for wait())
+            self._error = error
+        self._finished = True
 
 
 class CheckpointManager:
@@ -107,19 +123,28 @@ class CheckpointManager:
     each saves its own part and rank 0 commits the step once all parts are
     stored. ``restore`` gives each rank its own files and metadata.
 
+    Options: ``keep_last`` keeps the newest N committed steps (None or 0:
+    all); ``save_every_steps`` / ``save_every_seconds`` drive
+    :meth:`should_save`; ``attempt`` and ``part_timeout_seconds`` are for
+    several ranks (docs/checkpoints.md); ``copy_on_capture`` makes
+    :meth:`save_async` copy source files instead of hard-linking them.
+
     Leaving the ``with`` block normally waits for a background save; leaving
     it by an exception (or :meth:`close`) cancels it, and the step stays
-    uncommitted. Not to be used across ``fork()``: open it in the process that
-    uses it.
+    uncommitted: a crash mid-step must not publish a checkpoint of a state
+    the loop never finished. Fork: a manager belongs to the process that
+    opened it; in a child forked afterwards every call raises
+    :class:`spool.FailedPreconditionError` (open another one there).
     """
 
-    def __init__(self, root: PathLike, *, keep_last: int = 0, save_every_steps: int = 0,
+    def __init__(self, root: PathLike, *, keep_last: Optional[int] = None, save_every_steps: int = 0,
                  save_every_seconds: float = 0, rank: int = 0, world_size: int = 1, attempt: str = "",
                  part_timeout_seconds: float = 600, copy_on_capture: bool = False) -> None:
         self.root = os.fspath(root)
-        self._native = _spool._CheckpointManager(self.root, rank, world_size, keep_last, save_every_steps,
+        self._native = _spool._CheckpointManager(self.root, rank, world_size, keep_last or 0, save_every_steps,
                                                  save_every_seconds, attempt, part_timeout_seconds,
                                                  copy_on_capture)
+        self._pending: Optional[SaveHandle] = None  # the last save_async, until waited for
 
     def should_save(self, step: int) -> bool:
         """Whether ``step`` is due by ``save_every_steps`` / ``save_every_seconds``."""
@@ -132,14 +157,32 @@ class CheckpointManager:
     def save_async(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None) -> SaveHandle:
         """Captures ``source`` (local files by hard link, buffers by copy) and uploads it
         in the background; the training thread is not blocked by the upload. A save
-        still in flight is waited for first. Errors of the previous background save
-        are raised here if :meth:`wait` did not collect them."""
-        started = self._native.save_async(step, _source(source), dict(metadata or {}))
-        return SaveHandle(self, step, started)
+        still in flight is waited for first, and if it failed its error is raised
+        here (the new save is then not started)."""
+        captured = _source(source)
+        self._collect(raise_error=True)
+        started = self._native.save_async(step, captured, dict(metadata or {}))
+        handle = SaveHandle(self, step, started)
+        if started:
+            self._pending = handle
+        return handle
 
-    def wait(self) -> CheckpointManifest:
-        """Waits for the background save; its manifest, or its error."""
-        return _manifest(self._native.wait())
+    def wait(self) -> Optional[CheckpointManifest]:
+        """Waits for the last background save; its manifest (None when there was
+        none to wait for), or its error."""
+        handle = self._pending
+        if handle is None:
+            return None
+        return handle.wait()
+
+    def _collect(self, raise_error: bool = False) -> None:
+        """Waits for the pending background save and stores its outcome in its handle."""
+        handle, self._pending = self._pending, None
+        if handle is None:
+            return
+        handle._finish()
+        if raise_error and handle._error is not None:
+            raise handle._error
 
     def latest(self) -> Optional[int]:
         """The newest committed step, or None."""
@@ -163,7 +206,7 @@ class CheckpointManager:
 
     def __exit__(self, exc_type, exc, traceback) -> None:
         try:
-            if exc_type is None and self._native.save_in_flight():
+            if exc_type is None:
                 self.wait()
         finally:
             self.close()

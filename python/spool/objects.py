@@ -3,7 +3,16 @@
 ``spool.open(url, "rb")`` gives a buffered, seekable reader; ``"wb"`` a
 writer whose ``close()`` commits the object: until then nothing is visible
 under the URL, and leaving a ``with`` block by an exception (or dropping the
-writer unclosed) aborts it, so no partial object is ever published.
+writer unclosed) aborts it, so no partial object is ever published. After a
+failed write the object is already discarded: ``close()`` then raises
+rather than commit what got through.
+
+Fork (``torch.utils.data.DataLoader`` workers): a reader opened before
+``fork()`` reopens the same object version in the child on its first read,
+through connections of the child's own; a writer opened before the fork
+belongs to the parent, and in the child every call on it raises
+:class:`spool.FailedPreconditionError` (the child neither commits nor aborts
+the parent's upload).
 """
 
 from __future__ import annotations
@@ -65,6 +74,22 @@ class _RawObjectReader(io.RawIOBase):
         self._position += n
         return n
 
+    def readall(self) -> bytes:
+        # One request plan for the rest of the object (parallel ranged reads),
+        # not io.RawIOBase's loop of DEFAULT_BUFFER_SIZE (8 KiB) requests.
+        buffer = bytearray(max(self.size - self._position, 0))
+        view = memoryview(buffer)
+        filled = 0
+        while filled < len(buffer):
+            n = self.readinto(view[filled:])
+            if n == 0:
+                break
+            filled += n
+        del view
+        if filled < len(buffer):
+            del buffer[filled:]
+        return bytes(buffer)
+
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         if whence == io.SEEK_SET:
             position = offset
@@ -97,6 +122,9 @@ class _RawObjectWriter(io.RawIOBase):
         return True
 
     def write(self, data) -> int:  # type: ignore[override]
+        if self._aborted:
+            # What the buffer flushes while an aborted writer closes is dropped.
+            return memoryview(data).nbytes
         return self._writer.write(data)
 
     def abort(self) -> None:

@@ -42,6 +42,7 @@ T Unwrap(Result<T> result) {
 // One per binding file; each adds its classes and functions to `m`.
 void RegisterErrors(pybind11::module_& m);
 void RegisterObjects(pybind11::module_& m);
+void RegisterRecords(pybind11::module_& m);
 void RegisterCheckpoints(pybind11::module_& m);
 
 }  // namespace spool::python

@@ -1,6 +1,7 @@
 // The CheckpointManager, for spool/checkpoints.py. Saves, restores and
 // waits release the GIL; sources are copied into a CheckpointSource (bytes
-// buffers included) before it is released.
+// buffers included) before it is released. A manager opened before fork()
+// cannot be used in the child and is left to the parent there (process.h).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "process.h"
 #include "spool/checkpoint/checkpoint_manager.h"
 
 namespace py = pybind11;
@@ -62,8 +64,11 @@ class Manager {
     options.attempt = std::move(attempt);
     options.part_timeout = std::chrono::seconds(static_cast<int64_t>(part_timeout_seconds));
     options.copy_on_capture = copy_on_capture;
+    const ProcessResources& resources = CurrentResources();
+    options.executor = resources.executor;
+    options.budget = resources.budget;
     py::gil_scoped_release release;
-    manager_ = Unwrap(CheckpointManager::Open(root, options));
+    manager_ = Unwrap(CheckpointManager::Open(root, options, resources.store_options));
   }
 
   ~Manager() { Close(); }
@@ -72,6 +77,7 @@ class Manager {
   // waits for it.
   void Close() {
     if (!manager_) return;
+    if (owner_.Forked()) return Abandon(std::move(manager_));  // its tasks and connections are the parent's
     std::unique_ptr<CheckpointManager> manager = std::move(manager_);
     py::gil_scoped_release release;
     manager.reset();
@@ -138,9 +144,11 @@ class Manager {
 
  private:
   CheckpointManager& Get() {
+    owner_.CheckNotForked("the CheckpointManager");
     if (!manager_) throw StatusError(FailedPreconditionError("the CheckpointManager is closed"));
     return *manager_;
   }
+  ProcessOwner owner_;
   std::unique_ptr<CheckpointManager> manager_;
 };
 

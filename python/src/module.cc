@@ -12,5 +12,6 @@ PYBIND11_MODULE(_spool, m) {
   spool::RegisterAllBackends();
   spool::python::RegisterErrors(m);
   spool::python::RegisterObjects(m);
+  spool::python::RegisterRecords(m);
   spool::python::RegisterCheckpoints(m);
 }

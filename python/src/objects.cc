@@ -4,6 +4,10 @@
 // arguments are copied into C++ values first, so no Python object is touched
 // without it. Readers and writers are used by one Python thread at a time
 // (the io classes in spool/objects.py serialise them).
+//
+// Fork (process.h): a reader opened before fork() reopens its object in the
+// child, pinned to the same version; a writer cannot be used in the child and
+// is left to the parent (neither committed nor aborted by the child).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -12,6 +16,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "process.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/storage/transfer.h"
 
@@ -35,36 +40,69 @@ py::dict InfoDict(const ObjectStore& store, const ObjectInfo& info) {
   return out;
 }
 
-StoreLocation OpenUrl(const std::string& url) {
-  py::gil_scoped_release release;
-  return Unwrap(OpenLocation(url));
+TransferOptions Transfers() {
+  const ProcessResources& resources = CurrentResources();
+  TransferOptions options;
+  options.executor = resources.executor;
+  options.budget = resources.budget;
+  return options;
 }
 
 // An object opened for reading; read_into fills a writable buffer.
 class Reader {
  public:
-  explicit Reader(const std::string& url) {
-    location_ = OpenUrl(url);
-    py::gil_scoped_release release;
-    object_ = Unwrap(location_.store->OpenRead(location_.key));
+  explicit Reader(std::string url) : url_(std::move(url)) {
+    Open();
+    pinned_ = object_->info();
   }
-  uint64_t size() const { return object_->info().size; }
-  std::string url() const { return location_.store->Describe(location_.key); }
+  ~Reader() {
+    if (owner_.Forked()) Abandon(std::pair(std::move(object_), std::move(location_)));
+  }
+  uint64_t size() { return Object().info().size; }
+  std::string url() const { return location_.store ? location_.store->Describe(location_.key) : url_; }
 
   // Reads at `offset` into `buffer`; returns the bytes read (0 at the end).
   size_t ReadInto(uint64_t offset, py::buffer buffer) {
+    ReadableObject& object = Object();
     py::buffer_info view = buffer.request(/*writable=*/true);
     std::span<char> target(static_cast<char*>(view.ptr), static_cast<size_t>(view.size * view.itemsize));
-    if (offset >= size() || target.empty()) return 0;
-    if (target.size() > size() - offset) target = target.first(static_cast<size_t>(size() - offset));
+    uint64_t size = object.info().size;
+    if (offset >= size || target.empty()) return 0;
+    if (target.size() > size - offset) target = target.first(static_cast<size_t>(size - offset));
+    TransferOptions options = Transfers();
     py::gil_scoped_release release;
     // Large reads are split into parallel ranged requests.
-    return Unwrap(ReadParallel(*object_, offset, target));
+    return Unwrap(ReadParallel(object, offset, target, options));
   }
 
  private:
+  void Open() {
+    location_ = OpenUrl(url_);
+    py::gil_scoped_release release;
+    object_ = Unwrap(location_.store->OpenRead(location_.key));
+  }
+  // The object, reopened first in a child forked since it was opened: the
+  // parent's store and connections stay untouched, and the version opened
+  // before the fork is read through a store of this process.
+  ReadableObject& Object() {
+    if (!owner_.Forked()) return *object_;
+    if (object_) Abandon(std::pair(std::move(object_), std::move(location_)));
+    Open();  // on an error (here or below), the next call tries again
+    const ObjectInfo now = object_->info();
+    if (now.size != pinned_.size || now.version != pinned_.version) {
+      object_.reset();
+      throw StatusError(FailedPreconditionError(url() + " changed since it was opened before fork() (version " +
+                                                pinned_.version + ", now " + now.version + ")"));
+    }
+    owner_ = ProcessOwner();
+    return *object_;
+  }
+
+  std::string url_;
+  ProcessOwner owner_;
   StoreLocation location_;
   std::unique_ptr<ReadableObject> object_;
+  ObjectInfo pinned_;  // what was opened first
 };
 
 // An object being written: nothing is visible until close() succeeds.
@@ -76,30 +114,43 @@ class Writer {
     object_ = Unwrap(location_.store->OpenWrite(location_.key));
   }
   ~Writer() {
-    if (object_) {
+    if (owner_.Forked()) {
+      Abandon(std::pair(std::move(object_), std::move(location_)));
+    } else if (object_) {
       py::gil_scoped_release release;
       object_->Abort();
     }
   }
   size_t Write(py::buffer buffer) {
-    if (!object_) throw StatusError(FailedPreconditionError("write to " + url() + " after close"));
+    WritableObject& object = Get();
     py::buffer_info view = buffer.request();
     std::string_view data(static_cast<const char*>(view.ptr), static_cast<size_t>(view.size * view.itemsize));
-    py::gil_scoped_release release;
-    ThrowIfError(object_->Append(data));
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = object.Append(data);
+      // A failed append aborts at once: a later close() must not commit a
+      // partial object.
+      if (!status.ok()) Discard(status);
+    }
+    ThrowIfError(status);
     return data.size();
   }
   py::dict Close() {
-    if (!object_) throw StatusError(FailedPreconditionError("close of " + url() + " twice"));
-    std::unique_ptr<WritableObject> object = std::move(object_);
+    std::unique_ptr<WritableObject> object;
+    Get();
+    object = std::move(object_);
     Result<ObjectInfo> info = [&] {
       py::gil_scoped_release release;
-      return object->Close();
+      Result<ObjectInfo> closed = object->Close();
+      object.reset();  // after a failed close: aborts, without the GIL
+      return closed;
     }();
+    if (!info.ok()) failed_ = info.status();
     return InfoDict(*location_.store, Unwrap(std::move(info)));
   }
   void Abort() {
-    if (!object_) return;
+    if (!object_ || owner_.Forked()) return;  // the parent's upload is the parent's to abort
     std::unique_ptr<WritableObject> object = std::move(object_);
     py::gil_scoped_release release;
     object->Abort();
@@ -107,8 +158,23 @@ class Writer {
   std::string url() const { return location_.store->Describe(location_.key); }
 
  private:
+  WritableObject& Get() {
+    owner_.CheckNotForked("the writer of " + url());
+    if (!failed_.ok()) throw StatusError(FailedPreconditionError(url() + " was not written: " + failed_.ToString()));
+    if (!object_) throw StatusError(FailedPreconditionError(url() + " is closed"));
+    return *object_;
+  }
+  // Without the GIL.
+  void Discard(const Status& why) {
+    failed_ = why;
+    std::unique_ptr<WritableObject> object = std::move(object_);
+    object->Abort();
+  }
+
+  ProcessOwner owner_;
   StoreLocation location_;
   std::unique_ptr<WritableObject> object_;
+  Status failed_;  // the error that discarded the object
 };
 
 py::dict Stat(const std::string& url) {
@@ -165,10 +231,11 @@ void Remove(const std::string& url) {
 py::dict Copy(const std::string& from_url, const std::string& to_url) {
   StoreLocation from = OpenUrl(from_url);
   StoreLocation to = OpenUrl(to_url);
+  TransferOptions options = Transfers();
   ObjectInfo info = [&] {
     py::gil_scoped_release release;
     return Unwrap(CopyObjectBetween({from.store.get(), from.key, from.url.scheme == "file"},
-                                    {to.store.get(), to.key, to.url.scheme == "file"}));
+                                    {to.store.get(), to.key, to.url.scheme == "file"}, options));
   }();
   info.key = to.key;  // a download reports the source's info
   return InfoDict(*to.store, info);
@@ -178,7 +245,7 @@ py::dict Copy(const std::string& from_url, const std::string& to_url) {
 
 void RegisterObjects(py::module_& m) {
   py::class_<Reader>(m, "_Reader")
-      .def(py::init<const std::string&>(), py::arg("url"))
+      .def(py::init<std::string>(), py::arg("url"))
       .def_property_readonly("size", &Reader::size)
       .def_property_readonly("url", &Reader::url)
       .def("read_into", &Reader::ReadInto, py::arg("offset"), py::arg("buffer"));

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -96,3 +97,72 @@ def test_bad_input_is_a_clear_error(tmp_path) -> None:
             ckpt.save(1, {"x": 42})  # type: ignore[dict-item]
         with pytest.raises(FileNotFoundError):
             ckpt.restore(tmp_path / "out")
+
+
+def test_should_save_and_retention_defaults(tmp_path) -> None:
+    with spool.CheckpointManager(tmp_path / "ckpt", save_every_steps=10) as ckpt:
+        due = [step for step in range(1, 31) if ckpt.should_save(step) and ckpt.save(step, {"s": b"%d" % step})]
+        assert due == [10, 20, 30]
+        assert not ckpt.should_save(30)  # never the step just saved
+        assert [m.step for m in ckpt.list()] == [10, 20, 30]  # keep_last=None keeps every step
+        assert all(m.total_bytes == 2 and m.files[0].path == "s" for m in ckpt.list())
+
+
+def test_handles_and_wait(root: str, tmp_path) -> None:
+    source = tmp_path / "model"
+    source.mkdir()
+    (source / "weights.bin").write_bytes(b"w" * (3 << 20))
+    with spool.CheckpointManager(root) as ckpt:
+        first = ckpt.save_async(1, source, metadata={"n": "1"})
+        second = ckpt.save_async(2, source)  # waits for the first, then starts
+        assert first.done()
+        assert ckpt.wait().step == 2 and second.done()
+        assert ckpt.latest() == 2
+        manifest = ckpt.restore(tmp_path / "restored", step=1)
+        assert manifest.metadata == {"n": "1"} and manifest.total_bytes == 3 << 20
+        assert (tmp_path / "restored" / "weights.bin").read_bytes() == b"w" * (3 << 20)
+
+
+def test_leaving_by_an_exception_closes_the_manager(tmp_path) -> None:
+    with pytest.raises(RuntimeError):
+        with spool.CheckpointManager(tmp_path / "ckpt") as ckpt:
+            ckpt.save(1, {"a": b"committed"})
+            ckpt.save_async(2, {"a": b"b" * (8 << 20)})
+            raise RuntimeError("the step failed")
+    with pytest.raises(spool.FailedPreconditionError, match="closed"):
+        ckpt.latest()
+    # Step 1 stands; step 2 is committed only if it finished before the cancel.
+    with spool.CheckpointManager(tmp_path / "ckpt") as again:
+        assert again.latest() in (1, 2)
+        assert [m.step for m in again.list()][0] == 1
+
+
+def test_a_manager_opened_before_fork_is_the_parents(tmp_path) -> None:
+    ckpt = spool.CheckpointManager(tmp_path / "ckpt")
+    ckpt.save(1, {"a": b"parent"})
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        message = "no error"
+        try:
+            ckpt.latest()
+        except spool.FailedPreconditionError as error:
+            message = str(error)
+        except BaseException as error:  # noqa: BLE001 (reported to the parent)
+            message = repr(error)
+        try:
+            # A manager opened in the child works.
+            with spool.CheckpointManager(tmp_path / "ckpt") as own:
+                message += f"|latest {own.latest()}"
+            del ckpt  # dropped in the child: left to the parent, not torn down
+        finally:
+            os.write(write_end, message.encode())
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        message = pipe.read().decode()
+    os.waitpid(pid, 0)
+    assert "before fork()" in message and message.endswith("|latest 1"), message
+    ckpt.save(2, {"a": b"still the parent's"})
+    assert ckpt.latest() == 2
+    ckpt.close()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import os
+import gc
 import sys
 import threading
+import time
 
 import pytest
 
@@ -94,35 +96,165 @@ def test_errors_are_the_exceptions_people_catch(root: str) -> None:
         spool.open("ftp://host/file")
     with pytest.raises(ValueError):
         spool.open(f"{root}/x", "r+")
+    for call in (spool.stat, spool.rm, spool.ls, lambda url: spool.open(url, "wb")):
+        with pytest.raises(ValueError, match="ftp"):
+            call("ftp://host/file")
+    with pytest.raises(FileNotFoundError, match="missing.bin"):
+        spool.copy(f"{root}/missing.bin", f"{root}/copy.bin")
+    with pytest.raises(FileNotFoundError, match="missing.bin"):
+        spool.rm(f"{root}/missing.bin")
 
 
-def test_reads_release_the_gil(tmp_path) -> None:
-    """While one thread reads, another Python thread runs: with a switch interval
-    far longer than the read, the main thread's counter can only advance during
-    the read if the read released the GIL."""
-    path = tmp_path / "big.bin"
-    path.write_bytes(os.urandom(64 << 20))
-    reader = spool.open(path, "rb", buffer_size=1 << 20)
+def _main_thread_ran_during(call) -> int:
+    """How far the main thread counted while `call` ran in another thread.
+
+    The switch interval is set far beyond the test's length, so the main
+    thread never takes the GIL from the other thread by force: its counter
+    can only advance during `call` if `call` released the GIL. The main
+    thread gives the GIL up itself now and then (a short sleep), so the other
+    thread starts and finishes promptly; nothing is asserted on time."""
     counter = 0
-    advanced = []
+    during = []
     done = threading.Event()
 
-    def read() -> None:
-        buffer = bytearray(64 << 20)
+    def run() -> None:
         before = counter
-        reader.raw.readinto(buffer)
-        advanced.append(counter - before)
+        call()
+        during.append(counter - before)
         done.set()
 
     old = sys.getswitchinterval()
-    sys.setswitchinterval(30)
+    sys.setswitchinterval(60)
     try:
-        thread = threading.Thread(target=read)
+        thread = threading.Thread(target=run)
         thread.start()
         while not done.is_set():
             counter += 1
+            if counter % 20_000 == 0:
+                time.sleep(0.001)
         thread.join()
     finally:
         sys.setswitchinterval(old)
-        reader.close()
-    assert advanced and advanced[0] > 0, "the main thread did not run while the read was in progress"
+    return during[0]
+
+
+def test_reads_release_the_gil(tmp_path) -> None:
+    """A reader thread makes progress while another Python thread computes."""
+    path = tmp_path / "big.bin"
+    path.write_bytes(os.urandom(64 << 20))
+    with spool.open(path, "rb", buffer_size=1 << 20) as reader:
+        buffer = bytearray(64 << 20)
+        assert _main_thread_ran_during(lambda: reader.raw.readinto(buffer)) > 0, \
+            "the main thread did not run while the read was in progress"
+        assert bytes(buffer[:1024]) == path.read_bytes()[:1024]
+
+
+@pytest.mark.s3
+def test_s3_reads_and_writes_release_the_gil(s3_prefix: str) -> None:
+    data = os.urandom(32 << 20)
+    with spool.open(f"{s3_prefix}/gil.bin", "wb") as writer:
+        assert _main_thread_ran_during(lambda: writer.raw.write(data)) > 0
+    with spool.open(f"{s3_prefix}/gil.bin") as reader:
+        buffer = bytearray(len(data))
+        assert _main_thread_ran_during(lambda: reader.raw.readinto(buffer)) > 0
+        assert buffer == data
+
+
+def test_listing_entries_have_size_and_time(root: str) -> None:
+    before = time.time()
+    with spool.open(f"{root}/f/x.bin", "wb") as f:
+        f.write(b"12345")
+    (entry,) = spool.ls(f"{root}/f")
+    assert entry.key.endswith("f/x.bin") and entry.url.endswith("/f/x.bin")
+    assert entry.size == 5 and not entry.is_folder
+    assert entry.mtime is not None and entry.mtime > before - 600  # a server's clock may differ a little
+    assert spool.stat(f"{root}/f/x.bin").size == 5
+    assert spool.ls(f"{root}/nothing-here") == []
+
+
+def test_plain_paths_and_file_urls_are_the_same_objects(tmp_path) -> None:
+    with spool.open(f"file://{tmp_path}/via-url.txt", "wb") as f:
+        f.write(b"url")
+    assert (tmp_path / "via-url.txt").read_bytes() == b"url"
+    with spool.open(tmp_path / "via-url.txt") as f:  # os.PathLike
+        assert f.read() == b"url"
+
+
+def test_abort_and_dropping_a_writer_publish_nothing(root: str) -> None:
+    writer = spool.open(f"{root}/dropped.bin", "wb")
+    writer.write(b"x" * 100)
+    del writer
+    gc.collect()
+    writer = spool.open(f"{root}/aborted.bin", "wb")
+    writer.write(b"y" * 100)
+    writer.abort()
+    assert writer.closed
+    for name in ("dropped.bin", "aborted.bin"):
+        with pytest.raises(FileNotFoundError):
+            spool.stat(f"{root}/{name}")
+
+
+def test_nothing_is_visible_before_close(root: str) -> None:
+    with spool.open(f"{root}/pending.bin", "wb") as f:
+        f.write(b"z" * (1 << 20))
+        f.flush()
+        with pytest.raises(FileNotFoundError):
+            spool.stat(f"{root}/pending.bin")
+    assert spool.stat(f"{root}/pending.bin").size == 1 << 20
+
+
+def _in_child(work) -> str:
+    """Runs `work` in a forked child; returns what it returned (a str), or
+    raises what it raised, by its repr."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            try:
+                message = "ok:" + work()
+            except BaseException as error:  # noqa: BLE001 (reported to the parent)
+                message = f"error:{type(error).__name__}:{error}"
+            os.write(write_end, message.encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        message = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return message
+
+
+def test_objects_opened_before_fork(root: str) -> None:
+    """A reader opened before fork() reads in the child through the child's own
+    connections; a writer opened before it belongs to the parent."""
+    data = os.urandom(3 << 20)
+    with spool.open(f"{root}/shared.bin", "wb") as f:
+        f.write(data)
+    reader = spool.open(f"{root}/shared.bin", "rb")
+    assert reader.read(10) == data[:10]  # the parent's store is in use
+    writer = spool.open(f"{root}/parents.bin", "wb")
+    writer.write(b"parent")
+
+    def child() -> str:
+        reader.seek(0)
+        assert reader.read() == data
+        with spool.open(f"{root}/from-child.bin", "wb") as f:  # new objects work as usual
+            f.write(b"child")
+        try:
+            writer.raw.write(b"child")
+        except spool.FailedPreconditionError as error:
+            return str(error)
+        return "the child could write to the parent's writer"
+
+    message = _in_child(child)
+    assert message.startswith("ok:") and "before fork()" in message, message
+    # The parent's objects still work after the child is gone.
+    reader.seek(len(data) - 5)
+    assert reader.read() == data[-5:]
+    writer.close()
+    with spool.open(f"{root}/parents.bin") as f:
+        assert f.read() == b"parent"
+    with spool.open(f"{root}/from-child.bin") as f:
+        assert f.read() == b"child"
+    reader.close()

@@ -1,0 +1,163 @@
+"""spool.RecordWriter, RecordReader and ShardedWriter on local files and Ceph RGW."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import spool
+
+
+@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
+def root(tmp_path, request) -> str:
+    if request.param == "s3":
+        return request.getfixturevalue("s3_prefix")
+    return str(tmp_path / "store")
+
+
+def _records(count: int) -> list[bytes]:
+    # Sizes from empty to larger than one upload part's share, bytes that compress.
+    return [(b"record %d " % i) * (i % 50) + os.urandom(i % 7) for i in range(count)]
+
+
+@pytest.mark.parametrize("compression", ["none", "zlib", "GZIP"])
+def test_write_then_read_each_compression(root: str, compression: str) -> None:
+    records = _records(2000)
+    url = f"{root}/one.tfrecord"
+    with spool.RecordWriter(url, compression) as writer:
+        for record in records:
+            writer.write(record)
+        assert writer.records == len(records)
+    assert writer.file is not None and writer.file.records == len(records)
+    assert writer.file.payload_bytes == sum(map(len, records))
+    assert spool.stat(url).size == writer.file.bytes
+    with spool.RecordReader(url, compression) as reader:
+        assert reader.compression == compression.upper()
+        assert list(reader) == records
+
+
+def test_compression_follows_the_extension(root: str) -> None:
+    with spool.RecordWriter(f"{root}/a.tfrecord.gz") as writer:
+        writer.write(b"zipped")
+    with spool.open(f"{root}/a.tfrecord.gz") as f:
+        assert f.read(2) == b"\x1f\x8b"  # a GZIP member
+    with spool.RecordReader(f"{root}/a.tfrecord.gz") as reader:
+        assert reader.compression == "GZIP" and list(reader) == [b"zipped"]
+
+
+def test_the_format_is_tensorflows(root: str) -> None:
+    """Framing checked by hand: length, masked CRC32C of it, payload, masked CRC32C."""
+    with spool.RecordWriter(f"{root}/plain.tfrecord", "none") as writer:
+        writer.write(b"abc")
+    with spool.open(f"{root}/plain.tfrecord") as f:
+        raw = f.read()
+    assert len(raw) == 8 + 4 + 3 + 4 and raw[:8] == (3).to_bytes(8, "little") and raw[12:15] == b"abc"
+
+
+def test_batches_offsets_and_seek(root: str) -> None:
+    records = _records(300)
+    url = f"{root}/seek.tfrecord"
+    with spool.RecordWriter(url) as writer:
+        for record in records:
+            writer.write(record)
+    with spool.RecordReader(url) as reader:
+        assert reader.read_batch(100) == records[:100]
+        resume_at = reader.offset
+        assert reader.read() == records[100]
+    with spool.RecordReader(url) as reader:
+        reader.seek(resume_at)
+        assert reader.read_batch(1000) == records[100:]
+        assert reader.read() is None and reader.read_batch(5) == []
+
+
+def test_an_exception_in_the_with_block_publishes_nothing(root: str) -> None:
+    with pytest.raises(RuntimeError):
+        with spool.RecordWriter(f"{root}/aborted.tfrecord") as writer:
+            writer.write(b"x" * (6 << 20))
+            raise RuntimeError("the converter crashed")
+    with pytest.raises(FileNotFoundError):
+        spool.stat(f"{root}/aborted.tfrecord")
+    with pytest.raises(spool.FailedPreconditionError):
+        writer.write(b"after abort")
+
+
+def test_errors(root: str, tmp_path) -> None:
+    with pytest.raises(FileNotFoundError) as missing:
+        spool.RecordReader(f"{root}/missing.tfrecord")
+    assert "missing.tfrecord" in str(missing.value)
+    with pytest.raises(ValueError):
+        spool.RecordWriter(f"{root}/x.tfrecord", "lz4")
+    with pytest.raises(ValueError):
+        spool.RecordReader("ftp://host/x.tfrecord")
+    # A damaged record is DataLoss naming the file and the offset.
+    good = tmp_path / "good.tfrecord"
+    with spool.RecordWriter(good) as writer:
+        writer.write(b"a" * 100)
+        writer.write(b"b" * 100)
+    damaged = bytearray(good.read_bytes())
+    damaged[-20] ^= 0xFF  # inside the second payload
+    with spool.open(f"{root}/damaged.tfrecord", "wb") as f:
+        f.write(damaged)
+    with spool.RecordReader(f"{root}/damaged.tfrecord") as reader:
+        assert reader.read() == b"a" * 100
+        with pytest.raises(spool.DataLossError, match=r"corrupted record at 128 in .*damaged\.tfrecord"):
+            reader.read()
+
+
+def _read_dataset(manifest: spool.DatasetManifest) -> list[bytes]:
+    out = []
+    for shard in manifest.shards:
+        with spool.RecordReader(shard.url) as reader:
+            shard_records = list(reader)
+        assert len(shard_records) == shard.records
+        with spool.open(shard.url) as f:
+            stored = f.read()
+        assert len(stored) == shard.bytes
+        out += shard_records
+    return out
+
+
+def test_sharded_writer_fixed_shards_and_manifest(root: str) -> None:
+    records = _records(1000)
+    with spool.ShardedWriter(f"{root}/ds/train", shards=4, compression="gzip") as writer:
+        for record in records:
+            writer.write(record)
+    manifest = writer.manifest
+    assert manifest is not None and manifest.url.endswith("/ds/train.manifest.json")
+    assert manifest.compression == "GZIP" and manifest.total_records == len(records)
+    assert [s.name for s in manifest.shards] == [f"train-0000{i}-of-00004.tfrecord.gz" for i in range(4)]
+    assert sorted(_read_dataset(manifest)) == sorted(records)
+    # Round robin: shard i holds records i, i + 4, ...
+    with spool.RecordReader(manifest.shards[1].url) as reader:
+        assert list(reader) == records[1::4]
+    with spool.open(manifest.url) as f:
+        on_disk = json.load(f)
+    assert [s["name"] for s in on_disk["shards"]] == [s.name for s in manifest.shards]
+    assert sorted(e.url.rsplit("/", 1)[-1] for e in spool.ls(f"{root}/ds")) == sorted(
+        [s.name for s in manifest.shards] + ["train.manifest.json"])
+
+
+def test_sharded_writer_rolled_and_keyed_shards(root: str) -> None:
+    records = _records(250)
+    with spool.ShardedWriter(f"{root}/rolled/part", max_shard_records=100) as writer:
+        for record in records:
+            writer.write(record)
+    assert [s.records for s in writer.manifest.shards] == [100, 100, 50]
+    assert _read_dataset(writer.manifest) == records
+
+    with spool.ShardedWriter(f"{root}/keyed/part", shards=3, by_key=True) as writer:
+        for i, record in enumerate(records):
+            writer.write(record, key=b"user-%d" % (i % 10))
+    assert sorted(_read_dataset(writer.manifest)) == sorted(records)
+
+
+def test_sharded_writer_aborted_leaves_no_dataset(root: str) -> None:
+    with pytest.raises(RuntimeError):
+        with spool.ShardedWriter(f"{root}/broken/train", shards=2) as writer:
+            for record in _records(500):
+                writer.write(record)
+            raise RuntimeError("interrupted")
+    assert spool.ls(f"{root}/broken", recursive=True) == []
+
