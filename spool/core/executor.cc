@@ -1,8 +1,11 @@
 #include "spool/core/executor.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "spool/core/bytes.h"
@@ -134,26 +137,67 @@ namespace {
 constexpr std::chrono::milliseconds kCleanupGrace{2'000};
 constexpr std::chrono::milliseconds kFinalBound{3'000};
 
-std::atomic<Executor*> default_executor{nullptr};
+// Fork. A child made by fork() inherits the parent's objects but none of its
+// threads: the parent's default pool would take tasks no thread runs (or
+// block on a condition variable copied mid-signal), and its default budget
+// counts bytes the parent's threads hold. So the defaults belong to a
+// process: a child's first call makes its own, and the parent's copies are
+// left untouched there (leaked, never used). torch DataLoader workers and
+// multiprocessing fork; this keeps every path that falls back on a default
+// safe in them. The generation changes in the child, cheaper than getpid().
+std::atomic<uint64_t> process_generation{0};
+void OnForkChild() { process_generation.fetch_add(1, std::memory_order_acq_rel); }
+const bool fork_handler_installed = [] { return pthread_atfork(nullptr, nullptr, &OnForkChild) == 0; }();
+
+// One process's default object, swapped whole so a reader never pairs one
+// process's object with another's generation.
+template <typename T>
+struct PerProcess {
+  T* object = nullptr;
+  uint64_t generation = 0;
+};
+
+template <typename T, typename Make>
+T& CurrentOf(std::atomic<PerProcess<T>*>& slot, std::mutex& mu, Make make) {
+  const uint64_t generation = process_generation.load(std::memory_order_acquire);
+  PerProcess<T>* current = slot.load(std::memory_order_acquire);
+  if (current != nullptr && current->generation == generation) return *current->object;
+  std::lock_guard<std::mutex> lock(mu);
+  current = slot.load(std::memory_order_acquire);
+  if (current == nullptr || current->generation != generation) {
+    // Never destroyed: threads still running at exit must find it.
+    current = new PerProcess<T>{make(), generation};
+    slot.store(current, std::memory_order_release);
+  }
+  return *current->object;
+}
+
+std::atomic<PerProcess<Executor>*> default_executor{nullptr};
+std::atomic<PerProcess<ByteBudget>*> default_budget{nullptr};
+std::mutex default_executor_mu;
+std::mutex default_budget_mu;
 
 }  // namespace
 
 Executor& DefaultExecutor() {
-  // Never destroyed (threads still running at exit must find it), but shut
-  // down at exit, before the libraries its tasks use are torn down.
-  static Executor* executor = [] {
-    auto* created = new Executor(DefaultThreadCount());
-    default_executor.store(created);
-    std::atexit(&ShutdownExecutors);
-    return created;
-  }();
-  return *executor;
+  // Shut down at exit, before the libraries its tasks use are torn down (the
+  // handler, registered once, is inherited by forked children and then shuts
+  // down the child's own pool, if it made one).
+  static const bool at_exit = [] { return std::atexit(&ShutdownExecutors) == 0; }();
+  (void)at_exit;
+  (void)fork_handler_installed;
+  return CurrentOf(default_executor, default_executor_mu, [] { return new Executor(DefaultThreadCount()); });
 }
+
+uint64_t ForkGeneration() { return process_generation.load(std::memory_order_acquire); }
 
 void ShutdownExecutors() {
   CancelWork();
-  Executor* executor = default_executor.load();
-  if (executor == nullptr || executor->Shutdown(kCleanupGrace)) return;
+  PerProcess<Executor>* current = default_executor.load(std::memory_order_acquire);
+  // None made, or only the parent's (in a forked child): nothing to wait for.
+  if (current == nullptr || current->generation != process_generation.load(std::memory_order_acquire)) return;
+  Executor* executor = current->object;
+  if (executor->Shutdown(kCleanupGrace)) return;
   CancelProcess();
   if (!executor->Shutdown(kFinalBound)) {
     log::Write(log::Level::kInfo, "executor",
@@ -304,8 +348,7 @@ void ByteBudget::Lease::Reset() {
 }
 
 ByteBudget& DefaultByteBudget() {
-  static ByteBudget* budget = new ByteBudget(DefaultBudgetBytes());
-  return *budget;
+  return CurrentOf(default_budget, default_budget_mu, [] { return new ByteBudget(DefaultBudgetBytes()); });
 }
 
 }  // namespace spool

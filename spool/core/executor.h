@@ -6,6 +6,11 @@
 // caller passes none: created on first use, SPOOL_THREADS threads (default:
 // max(16, 2 x cores), since the work is I/O-bound).
 //
+// Fork: the default pool and budget belong to the process that made them. A
+// child made by fork() (torch DataLoader workers, multiprocessing) gets its
+// own on first use; the parent's are never used there. Executors and
+// budgets a caller made itself are the caller's to keep out of children.
+//
 // Tasks that wait for other tasks must wait through a TaskGroup: its Wait()
 // runs queued tasks on the waiting thread instead of blocking, so nested
 // parallelism (shards whose parts upload in parallel) never deadlocks the
@@ -74,6 +79,11 @@ class Executor {
 
 // The pool used when the caller passes none (see the top of this file).
 Executor& DefaultExecutor();
+
+// 0 in the process that started; another value in each child made by fork()
+// (and its children). Lets caches of process-bound things (pools, stores
+// and their connections) tell a child from its parent. Lock-free.
+uint64_t ForkGeneration();
 
 // Cancels the process token and shuts the default executor down, waiting at
 // most a few seconds. Runs at exit; safe to call earlier and more than once.

@@ -1,6 +1,8 @@
 #include "spool/core/executor.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <latch>
@@ -12,6 +14,40 @@
 
 namespace spool {
 namespace {
+
+// torch DataLoader workers fork a process whose default pool is running: the
+// child must get a pool (and budget) of its own, or its first task never runs.
+TEST(ExecutorTest, AForkedChildGetsDefaultsOfItsOwn) {
+  Executor& parent_pool = DefaultExecutor();
+  ByteBudget& parent_budget = DefaultByteBudget();
+  {
+    TaskGroup warm(parent_pool);  // the parent's threads are up and have worked
+    for (int i = 0; i < 32; ++i) warm.Submit([] { return OkStatus(); });
+    ASSERT_TRUE(warm.Wait().ok());
+  }
+  ByteBudget::Lease parent_lease(&parent_budget, parent_budget.capacity());  // all of it, held across the fork
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a hang fails the test instead of stalling it
+    Executor& pool = DefaultExecutor();
+    if (&pool == &parent_pool) _exit(2);
+    if (&DefaultByteBudget() == &parent_budget) _exit(3);
+    ByteBudget::Lease lease(&DefaultByteBudget(), 1 << 20);  // the parent's bytes are not the child's
+    std::atomic<int> ran{0};
+    TaskGroup group(pool);
+    for (int i = 0; i < 64; ++i) group.Submit([&] {
+      ran.fetch_add(1);
+      return OkStatus();
+    });
+    _exit(group.Wait().ok() && ran.load() == 64 ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << WTERMSIG(status) << " (hung?)";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(&DefaultExecutor(), &parent_pool);  // the parent keeps its own
+}
 
 TEST(ExecutorTest, RunsManyTasks) {
   std::atomic<int> sum{0};

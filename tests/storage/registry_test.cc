@@ -3,6 +3,8 @@
 #include "spool/core/storage/registry.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -40,6 +42,30 @@ TEST(RegistryTest, CachesStoresPerBucketAndOptions) {
   EXPECT_EQ(a1->store, a2->store);
   EXPECT_NE(a1->store, b->store);
   EXPECT_NE(a1->store, a3->store);
+}
+
+// A store's connections belong to the process that opened it: a child made
+// by fork() (a torch DataLoader worker) must open its own.
+TEST(RegistryTest, AForkedChildNeverGetsItsParentsStore) {
+  Result<StoreLocation> parent = OpenLocation("file:///tmp/fork-test/a");
+  ASSERT_TRUE(parent.ok());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);
+    Result<StoreLocation> mine = OpenLocation("file:///tmp/fork-test/a");
+    Result<StoreLocation> again = OpenLocation("file:///tmp/fork-test/b");
+    const bool fresh = mine.ok() && mine->store != parent->store;
+    const bool cached = again.ok() && again->store == mine->store;
+    _exit(fresh && cached ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child got its parent's store, or none";
+  Result<StoreLocation> still = OpenLocation("file:///tmp/fork-test/c");
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->store, parent->store);
 }
 
 TEST(RegistryTest, UnregisteredBackendSaysHowToAddIt) {

@@ -38,7 +38,9 @@ void AppendField(std::string& key, std::string_view field) {
 
 // Everything that shapes the store `url` opens with `options`; executor,
 // budget and counters by address, which is safe because the cache holds only
-// live stores and a live store keeps these alive (see registry.h).
+// live stores and a live store keeps these alive (see registry.h). And the
+// process: a child made by fork() never gets a store of its parent, whose
+// connections and pool are the parent's (executor.h, Fork).
 std::string CacheKey(const Url& url, const StoreOptions& options) {
   std::string key;
   for (std::string_view field : {std::string_view(url.scheme), std::string_view(url.bucket),
@@ -50,7 +52,8 @@ std::string CacheKey(const Url& url, const StoreOptions& options) {
                          int64_t{policy.max_backoff.count()}, int64_t{policy.max_elapsed.count()},
                          static_cast<int64_t>(reinterpret_cast<uintptr_t>(options.executor)),
                          static_cast<int64_t>(reinterpret_cast<uintptr_t>(options.budget)),
-                         static_cast<int64_t>(reinterpret_cast<uintptr_t>(options.counters.get()))}) {
+                         static_cast<int64_t>(reinterpret_cast<uintptr_t>(options.counters.get())),
+                         static_cast<int64_t>(ForkGeneration())}) {
     AppendField(key, std::to_string(number));
   }
   // Only this scheme's settings: the others do not change this store.
