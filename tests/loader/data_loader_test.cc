@@ -243,6 +243,44 @@ TEST(DataLoaderWorkers, LocalWorkersSplitARank) {
   EXPECT_EQ(all, expected);
 }
 
+TEST(DataLoaderWorkers, EpochRecordsIsWhatEachWorkerDelivers) {
+  MemoryStore store("loader-epoch-records");
+  auto dataset = WriteDataset(store, DatasetSpec{"er/train", {7, 11, 2, 9}});
+  ASSERT_TRUE(dataset.ok());
+  for (bool count_records : {false, true}) {
+    SCOPED_TRACE(count_records ? "counted at open" : "counts unknown");
+    uint64_t total = 0;
+    for (int local = 0; local < 3; ++local) {
+      DataLoaderOptions options;
+      options.store = std::make_shared<MemoryStore>("loader-epoch-records");
+      options.inputs = dataset->shard_keys;  // plain keys: no manifest, no index
+      options.rank = 0;
+      options.world_size = 1;
+      options.local_workers = 3;
+      options.local_worker = local;
+      options.count_records = count_records;
+      options.seed = 5;
+      options.epochs = 2;
+      auto loader = DataLoader::Open(options);
+      ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+      if (!count_records) {
+        EXPECT_FALSE((*loader)->EpochRecords(0, local).has_value());
+        continue;
+      }
+      std::vector<std::string> records;
+      ASSERT_TRUE(Drain(**loader, &records).ok());
+      const auto epoch0 = (*loader)->EpochRecords(0, local);
+      const auto epoch1 = (*loader)->EpochRecords(1, local);
+      ASSERT_TRUE(epoch0 && epoch1);
+      EXPECT_EQ(records.size(), *epoch0 + *epoch1);
+      total += *epoch0;
+    }
+    if (count_records) {
+      EXPECT_EQ(total, dataset->records.size());
+    }
+  }
+}
+
 TEST(DataLoaderCounters, ReportRetriesAndThrottlesSinceOpen) {
   MemoryStore store("loader-counters");
   auto dataset = WriteDataset(store, DatasetSpec{"c/train", {4}});

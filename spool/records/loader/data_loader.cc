@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "spool/records/loader/pipeline.h"
+#include "spool/records/loader/plan.h"
 
 namespace spool {
 namespace {
@@ -52,7 +53,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   const bool all_known = std::all_of(shards.begin(), shards.end(), [](const auto& s) { return s.records.has_value(); });
   const bool indexed = std::all_of(shards.begin(), shards.end(),
                                    [](const auto& s) { return s.records || !s.index_key.empty(); });
-  if (!all_known && (indexed || shards.size() < workers)) {
+  if (!all_known && (indexed || shards.size() < workers || options.count_records)) {
     SPOOL_RETURN_IF_ERROR(
         loader::LoadCounts(shards, executor, options.bad_shard_policy == BadShardPolicy::kSkip));
   }
@@ -66,6 +67,27 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   start.workers = workers;
   SPOOL_RETURN_IF_ERROR(loader->Start(start));
   return loader;
+}
+
+uint64_t DataLoader::workers() const {
+  return static_cast<uint64_t>(worker_.world_size) * options_.local_workers;
+}
+
+std::optional<uint64_t> DataLoader::EpochRecords(uint64_t epoch, uint64_t worker) const {
+  std::vector<std::optional<uint64_t>> counts;
+  counts.reserve(shards_->size());
+  for (const loader::ShardInfo& shard : *shards_) {
+    if (!shard.records) return std::nullopt;
+    counts.push_back(shard.records);
+  }
+  Result<std::vector<loader::Segment>> plan =
+      loader::PlanWorkerEpoch(counts, options_.seed, epoch, options_.shuffle_shards, worker, workers());
+  if (!plan.ok()) return std::nullopt;
+  uint64_t records = 0;
+  for (const loader::Segment& segment : *plan) {
+    records += segment.end.value_or(*counts[segment.shard]) - segment.begin;
+  }
+  return records;
 }
 
 uint64_t DataLoader::worker_index() const {

@@ -131,6 +131,14 @@ class DataLoader {
   // tasks (their requests are cancelled). Idempotent; thread-safe.
   void Close();
 
+  // Records worker `worker` (of this job shape: rank * local_workers +
+  // local_worker) reads in `epoch`, before any BadShardPolicy::kSkip cuts;
+  // nullopt when some shard's record count is unknown (see count_records).
+  // Lets a caller that interleaves several loaders (torch DataLoader
+  // workers) know where each one's stream ends.
+  std::optional<uint64_t> EpochRecords(uint64_t epoch, uint64_t worker) const;
+  uint64_t workers() const;  // world_size * local_workers
+
   LoaderCounters Counters() const;
   const WorkerIdentity& worker() const { return worker_; }
   const std::vector<loader::ShardInfo>& shards() const { return *shards_; }

@@ -73,6 +73,11 @@ struct DataLoaderOptions {
   // Whether to decode each record as a tf.train.Example on the executor
   // (Batch::examples). A record that is not an Example is DataLoss.
   bool parse_examples = false;
+  // [order] Count every shard's records at open even when the plan could do
+  // without (shards given as URLs, without a manifest or index files): the
+  // records are then cut evenly over the workers, and EpochRecords() knows
+  // every worker's share. Costs one read of each such shard at open.
+  bool count_records = false;
 
   // Speed and memory.
   // Bytes the loader may hold at once: fetched records, the shuffle buffer,
