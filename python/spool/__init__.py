@@ -19,8 +19,7 @@ from spool.errors import *  # noqa: F401,F403  (the exception classes)
 from spool.errors import Error
 from spool.objects import ObjectInfo, ObjectWriter, copy, ls, open, rm, stat  # noqa: A004
 from spool.records import DatasetManifest, RecordFile, RecordReader, RecordWriter, Shard, ShardedWriter
-
-# The data loader (spool.loader) is re-exported on the line below.
+from spool.loader import DataLoader, Feature, FeatureSpec, encode_example, parse_example, parse_examples
 
 __version__: str = _spool.__version__
 

@@ -43,6 +43,8 @@ T Unwrap(Result<T> result) {
 void RegisterErrors(pybind11::module_& m);
 void RegisterObjects(pybind11::module_& m);
 void RegisterRecords(pybind11::module_& m);
+void RegisterExamples(pybind11::module_& m);
+void RegisterLoader(pybind11::module_& m);
 void RegisterCheckpoints(pybind11::module_& m);
 
 }  // namespace spool::python

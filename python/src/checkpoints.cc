@@ -64,11 +64,8 @@ class Manager {
     options.attempt = std::move(attempt);
     options.part_timeout = std::chrono::seconds(static_cast<int64_t>(part_timeout_seconds));
     options.copy_on_capture = copy_on_capture;
-    const ProcessResources& resources = CurrentResources();
-    options.executor = resources.executor;
-    options.budget = resources.budget;
     py::gil_scoped_release release;
-    manager_ = Unwrap(CheckpointManager::Open(root, options, resources.store_options));
+    manager_ = Unwrap(CheckpointManager::Open(root, options));
   }
 
   ~Manager() { Close(); }

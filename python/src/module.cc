@@ -13,5 +13,7 @@ PYBIND11_MODULE(_spool, m) {
   spool::python::RegisterErrors(m);
   spool::python::RegisterObjects(m);
   spool::python::RegisterRecords(m);
+  spool::python::RegisterExamples(m);
+  spool::python::RegisterLoader(m);
   spool::python::RegisterCheckpoints(m);
 }

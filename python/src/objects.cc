@@ -40,14 +40,6 @@ py::dict InfoDict(const ObjectStore& store, const ObjectInfo& info) {
   return out;
 }
 
-TransferOptions Transfers() {
-  const ProcessResources& resources = CurrentResources();
-  TransferOptions options;
-  options.executor = resources.executor;
-  options.budget = resources.budget;
-  return options;
-}
-
 // An object opened for reading; read_into fills a writable buffer.
 class Reader {
  public:
@@ -69,10 +61,9 @@ class Reader {
     uint64_t size = object.info().size;
     if (offset >= size || target.empty()) return 0;
     if (target.size() > size - offset) target = target.first(static_cast<size_t>(size - offset));
-    TransferOptions options = Transfers();
     py::gil_scoped_release release;
     // Large reads are split into parallel ranged requests.
-    return Unwrap(ReadParallel(object, offset, target, options));
+    return Unwrap(ReadParallel(object, offset, target));
   }
 
  private:
@@ -231,11 +222,10 @@ void Remove(const std::string& url) {
 py::dict Copy(const std::string& from_url, const std::string& to_url) {
   StoreLocation from = OpenUrl(from_url);
   StoreLocation to = OpenUrl(to_url);
-  TransferOptions options = Transfers();
   ObjectInfo info = [&] {
     py::gil_scoped_release release;
     return Unwrap(CopyObjectBetween({from.store.get(), from.key, from.url.scheme == "file"},
-                                    {to.store.get(), to.key, to.url.scheme == "file"}, options));
+                                    {to.store.get(), to.key, to.url.scheme == "file"}));
   }();
   info.key = to.key;  // a download reports the source's info
   return InfoDict(*to.store, info);

@@ -2,26 +2,18 @@
 //
 // torch.utils.data.DataLoader workers (and multiprocessing) fork. A forked
 // child inherits the parent's memory but none of its threads, and shares its
-// sockets: spool's thread pool, byte budget and the stores' connection pools
-// created before the fork must never be used in the child (a task queued
-// there would wait for a worker that does not exist; a request would write
-// into a TLS stream the parent is using).
+// sockets. spool's defaults see to what the child opens itself: its default
+// pool and byte budget are made for it on first use, and the store registry
+// never hands it a store of the parent (spool/core/executor.h, "Fork").
 //
-// So the bindings never let spool pick its process-wide defaults. Every store,
-// transfer and manager they open gets CurrentResources(): in the process that
-// imported spool, spool's own defaults; in a forked child, an executor and a
-// byte budget made for that child on first use. Since the store registry
-// keys stores by executor and budget, a child never receives a store the
-// parent opened.
+// What remains is an object opened before the fork (a reader, writer,
+// manager, loader): it remembers its process (ProcessOwner). In a child it
+// is never used nor destroyed there: readers reopen their object in the
+// child, everything else fails with FailedPrecondition, and Abandon() leaks
+// what the parent owns rather than tear down connections or tasks that
+// belong to the parent.
 //
-// An object opened before the fork (a reader, writer, manager) remembers its
-// process (ProcessOwner). In a child it is never used nor destroyed there:
-// readers reopen their object with the child's resources, everything else
-// fails with FailedPrecondition, and Abandon() leaks what the parent owns
-// rather than tear down connections or tasks that belong to the parent.
-//
-// Threading: call with the GIL held (the fork happens while the forking
-// thread holds it, so no other thread is inside these functions then).
+// Threading: call with the GIL held.
 #pragma once
 
 #include <sys/types.h>
@@ -30,22 +22,12 @@
 #include <string>
 #include <utility>
 
-#include "spool/core/executor.h"
 #include "spool/core/storage/registry.h"
 
 namespace spool::python {
 
-struct ProcessResources {
-  Executor* executor = nullptr;  // null: spool's DefaultExecutor()
-  ByteBudget* budget = nullptr;  // null: spool's DefaultByteBudget()
-  StoreOptions store_options;    // with the executor and budget above
-};
-
-// This process's resources (see above). The pointers live until exit.
-const ProcessResources& CurrentResources();
-
-// OpenLocation(url) with this process's store options; releases the GIL
-// while the store opens. Call with the GIL held.
+// OpenLocation(url); releases the GIL while the store opens. Call with the
+// GIL held.
 StoreLocation OpenUrl(const std::string& url);
 
 // Which process opened an object.

@@ -110,11 +110,8 @@ class RecordReader {
  public:
   RecordReader(const std::string& url, std::optional<std::string> compression) {
     location_ = OpenUrl(url);
-    const ProcessResources& resources = CurrentResources();
     records::RecordReaderOptions options;
     options.compression = ParseCompressionArg(compression);
-    options.io.executor = resources.executor;
-    options.io.budget = resources.budget;
     py::gil_scoped_release release;
     reader_ = Unwrap(records::RecordReader::Open(*location_.store, location_.key, options));
   }
@@ -222,7 +219,6 @@ class ShardedWriter {
     options.compression = Unwrap(records::ParseCompression(compression));
     options.suffix = suffix;
     options.write_index = write_index;
-    options.executor = CurrentResources().executor;
     py::gil_scoped_release release;
     writer_ = Unwrap(records::ShardedWriter::Open(*location_.store, location_.key, options));
   }

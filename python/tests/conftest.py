@@ -24,3 +24,11 @@ def s3_prefix() -> str:
     if not bucket:
         pytest.fail("SPOOL_S3_TEST_BUCKET is not set: run the s3 tests through ctest -R python_s3_test")
     return f"s3://{bucket}/python-tests/{uuid.uuid4().hex}"
+
+
+@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
+def root(tmp_path, request) -> str:
+    """A fresh folder for one test: local, and (marked s3) a prefix on Ceph RGW."""
+    if request.param == "s3":
+        return request.getfixturevalue("s3_prefix")
+    return str(tmp_path / "store")

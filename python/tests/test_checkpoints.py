@@ -10,11 +10,10 @@ import pytest
 import spool
 
 
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
-def root(tmp_path, request) -> str:
-    if request.param == "s3":
-        return request.getfixturevalue("s3_prefix") + "/ckpt"
-    return str(tmp_path / "ckpt")
+@pytest.fixture
+def root(root: str) -> str:
+    """The checkpoint root: a folder below conftest's fresh folder."""
+    return root + "/ckpt"
 
 
 def test_save_list_restore(root: str, tmp_path) -> None:

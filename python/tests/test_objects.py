@@ -14,18 +14,6 @@ import pytest
 import spool
 
 
-def _roots(tmp_path, request) -> str:
-    if request.param == "s3":
-        return request.getfixturevalue("s3_prefix")
-    return str(tmp_path / "store")
-
-
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
-def root(tmp_path, request) -> str:
-    """A fresh folder URL on each store."""
-    return _roots(tmp_path, request)
-
-
 def test_write_then_read_round_trip(root: str) -> None:
     data = os.urandom(3 << 20) + b"tail\nline two\nend"
     with spool.open(f"{root}/a/blob.bin", "wb") as f:

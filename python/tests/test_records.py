@@ -10,13 +10,6 @@ import pytest
 import spool
 
 
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
-def root(tmp_path, request) -> str:
-    if request.param == "s3":
-        return request.getfixturevalue("s3_prefix")
-    return str(tmp_path / "store")
-
-
 def _records(count: int) -> list[bytes]:
     # Sizes from empty to larger than one upload part's share, bytes that compress.
     return [(b"record %d " % i) * (i % 50) + os.urandom(i % 7) for i in range(count)]

@@ -8,13 +8,6 @@ import torch
 import spool
 
 
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
-def root(tmp_path, request) -> str:
-    if request.param == "s3":
-        return request.getfixturevalue("s3_prefix")
-    return str(tmp_path / "store")
-
-
 def test_state_dict_round_trip(root: str) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
     with spool.open(f"{root}/model.pt", "wb") as f:

@@ -1,0 +1,264 @@
+"""PyTorch integration: a streaming dataset with exact mid-epoch resume, and
+``torch.save`` / ``torch.load`` straight to a bucket.
+
+>>> dataset = spool.torch.StreamingDataset("s3://bucket/digits/train.manifest.json",
+...                                        batch_size=64, seed=1, features=features)
+>>> loader = spool.torch.DataLoader(dataset, num_workers=2)
+>>> for epoch in range(3):
+...     for batch in loader:            # dicts of tensors, 64 examples each
+...         ...
+...         checkpoint["data"] = loader.state_dict()
+>>> loader.load_state_dict(checkpoint["data"])   # after a restart: the next batch is
+...                                              # the one the first run would have had
+
+Batches are made in C++ (decoded, batched, prefetched), so the dataset
+yields whole batches: use it with ``batch_size=None`` in
+``torch.utils.data.DataLoader`` (:class:`DataLoader` below does so).
+
+Splitting: each rank (``torch.distributed`` when initialised, else the
+launcher's environment) reads its own part of every epoch; within a rank,
+each DataLoader worker reads its own part. Every record of an epoch reaches
+exactly one (rank, worker).
+
+Resume: torch's DataLoader takes one batch from each worker in turn
+(workers whose stream has ended drop out), so the number of batches the
+training loop consumed says exactly how many each worker delivered. A state
+is (epoch, batches consumed, number of workers); a restarted worker skips
+to its own position without reading the records before it when the shards'
+record counts are known (manifest or index files; with several workers the
+dataset counts them at open otherwise). Resume needs the same inputs, seed,
+batch size, world size and ``num_workers``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import torch
+import torch.utils.data
+
+import spool
+from spool.loader import FeatureSpec, PathLike
+
+_STATE_VERSION = 1
+
+
+def save(obj: Any, url: PathLike, **kwargs: Any) -> None:
+    """``torch.save(obj)`` to any URL spool takes, streamed (no temporary
+    file); the object appears only once complete."""
+    with spool.open(url, "wb") as f:
+        torch.save(obj, f, **kwargs)
+
+
+def load(url: PathLike, **kwargs: Any) -> Any:
+    """``torch.load`` from any URL spool takes (``map_location`` etc. pass through)."""
+    with spool.open(url, "rb") as f:
+        return torch.load(f, **kwargs)
+
+
+def _distributed_rank() -> tuple[Optional[int], Optional[int]]:
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return None, None
+
+
+def consumed_per_worker(batches: int, lengths: Sequence[Optional[int]]) -> Tuple[List[int], int]:
+    """How many batches each worker delivered when a consumer took ``batches``
+    from workers in turn (0, 1, ..., k-1, 0, ...), a worker dropping out once
+    its stream of ``lengths[w]`` batches ended (None: not before ``batches``),
+    and whose turn is next. This is the order of torch's DataLoader over an
+    IterableDataset."""
+    workers = len(lengths)
+    taken = [0] * workers
+
+    def active() -> List[int]:
+        return [w for w in range(workers) if lengths[w] is None or taken[w] < lengths[w]]  # type: ignore[operator]
+
+    remaining = batches
+    while remaining > 0:
+        turn = active()
+        if not turn:
+            raise ValueError(f"the state says {batches} batches were consumed, more than the epoch has")
+        # Whole rounds until the next stream ends, or as many as are left.
+        ends = [lengths[w] - taken[w] for w in turn if lengths[w] is not None]  # type: ignore[operator]
+        rounds = min(ends + [remaining // len(turn)])
+        if rounds == 0:  # a last, partial round
+            for w in turn[:remaining]:
+                taken[w] += 1
+            return taken, turn[remaining]
+        for w in turn:
+            taken[w] += rounds
+        remaining -= rounds * len(turn)
+    turn = active()
+    return taken, turn[0] if turn else 0
+
+
+class StreamingDataset(torch.utils.data.IterableDataset):
+    """Batches of a TFRecord dataset from any store, as tensors.
+
+    ``features`` (see :class:`spool.Feature`): each batch is a dict of
+    tensors with a leading batch dimension (bytes features stay lists of
+    ``bytes``); without it, a list of the records' ``bytes``. The other
+    options are :class:`spool.DataLoader`'s. One epoch per iteration: call
+    :meth:`set_epoch` before each (as with ``DistributedSampler``), or use
+    :class:`DataLoader`, which does.
+    """
+
+    def __init__(self, inputs: Union[PathLike, Sequence[PathLike]], *, batch_size: int,
+                 features: Optional[FeatureSpec] = None, seed: int = 0, shuffle: bool = True,
+                 drop_remainder: bool = False, rank: Optional[int] = None, world_size: Optional[int] = None,
+                 **loader_options: Any) -> None:
+        super().__init__()
+        if isinstance(inputs, (str, os.PathLike)):
+            inputs = [inputs]
+        if rank is None and world_size is None:
+            rank, world_size = _distributed_rank()
+        self.inputs = [os.fspath(i) for i in inputs]
+        self.batch_size = batch_size
+        self.features = features
+        self.seed = seed
+        self.shuffle = shuffle
+        self.drop_remainder = drop_remainder
+        self.rank = rank
+        self.world_size = world_size
+        self._count_records = bool(loader_options.pop("count_records", False))
+        self.loader_options = loader_options
+        self.epoch = 0
+        self._resume: Optional[Dict[str, int]] = None  # applies to its epoch only
+        self._yielded = 0  # batches yielded in this process (num_workers=0)
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch the next iteration delivers (its order comes from seed + epoch)."""
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self._yielded = 0
+
+    def _open(self, local_workers: int, local_worker: int, epoch: Optional[int] = None,
+              **overrides: Any) -> spool.DataLoader:
+        epoch = self.epoch if epoch is None else epoch
+        options = {**self.loader_options, **overrides}
+        return spool.DataLoader(
+            self.inputs, batch_size=self.batch_size, seed=self.seed, features=self.features, shuffle=self.shuffle,
+            epochs=epoch + 1, drop_remainder=self.drop_remainder, rank=self.rank, world_size=self.world_size,
+            local_workers=local_workers, local_worker=local_worker,
+            count_records=local_workers > 1 or self._count_records, **options)
+
+    def _resume_plan(self, epoch: int, batches: int, workers: int) -> Dict[str, Any]:
+        """Each worker's record position after ``batches`` of ``epoch`` were
+        consumed, and which worker's turn is next (torch's next iteration
+        starts with worker 0, so the workers' roles are rotated to match)."""
+        with self._open(workers, 0, epoch=epoch, prefetch_batches=1, read_ahead=1 << 20) as probe:
+            first = probe.worker["worker"]  # this rank's worker 0
+            records = [probe.epoch_records(epoch, first + w) for w in range(workers)]
+        lengths = [None if r is None else (r // self.batch_size if self.drop_remainder else -(-r // self.batch_size))
+                   for r in records]
+        taken, next_turn = consumed_per_worker(batches, lengths)
+        positions = [t * self.batch_size if r is None else min(t * self.batch_size, r) for t, r in zip(taken, records)]
+        return {"epoch": epoch, "batches": batches, "num_workers": workers, "positions": positions,
+                "rotation": next_turn}
+
+    def __iter__(self) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
+        info = torch.utils.data.get_worker_info()
+        workers, worker = (info.num_workers, info.id) if info is not None else (1, 0)
+        resume = self._resume if self._resume and self._resume["epoch"] == self.epoch else None
+        position = 0
+        if resume is not None:
+            if resume["num_workers"] != workers:
+                taken_with = resume["num_workers"]
+                raise ValueError(f"the dataset state was taken with {taken_with} DataLoader workers; resume with "
+                                 f"num_workers={taken_with if taken_with > 1 else 0} (this DataLoader has {workers})")
+            worker = (resume["rotation"] + worker) % workers
+            position = resume["positions"][worker]
+        with self._open(workers, worker) as loader:
+            if position or self.epoch:
+                loader._resume_at(self.epoch, position)
+            if info is None:
+                self._yielded = resume["batches"] if resume else 0
+            for batch in loader:
+                if info is None:
+                    self._yielded += 1
+                yield _to_tensors(batch)
+
+    def state_dict(self, batches: Optional[int] = None, num_workers: int = 0) -> Dict[str, Any]:
+        """Where the consumer is in the current epoch: ``batches`` it took from
+        a ``torch.utils.data.DataLoader`` with ``num_workers`` workers. Left
+        out, what this process iterated itself (``num_workers=0``).
+        :meth:`DataLoader.state_dict` fills both in."""
+        return {
+            "version": _STATE_VERSION,
+            "epoch": self.epoch,
+            "batches": self._yielded if batches is None else batches,
+            "num_workers": max(num_workers, 1),
+            "seed": self.seed,
+            "batch_size": self.batch_size,
+            "world_size": self.world_size,
+            "rank": self.rank,
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Makes the next iteration continue after ``state`` (from
+        :meth:`state_dict`). ``ValueError`` when the state belongs to another
+        seed, batch size or world."""
+        if state.get("version") != _STATE_VERSION:
+            raise ValueError(f"not a spool StreamingDataset state (version {state.get('version')!r})")
+        for key in ("seed", "batch_size", "world_size", "rank"):
+            if state[key] != getattr(self, key):
+                raise ValueError(f"the dataset state has {key}={state[key]!r} but this dataset has "
+                                 f"{key}={getattr(self, key)!r}; resume with the same {key}")
+        self.epoch = int(state["epoch"])
+        self._resume = self._resume_plan(self.epoch, int(state["batches"]), int(state["num_workers"]))
+        self._yielded = self._resume["batches"]
+
+
+def _to_tensors(batch: Union[Dict[str, Any], List[bytes]]) -> Union[Dict[str, Any], List[bytes]]:
+    if isinstance(batch, list):
+        return batch
+    return {name: torch.from_numpy(value) if not isinstance(value, list) else value for name, value in batch.items()}
+
+
+class DataLoader(torch.utils.data.DataLoader):
+    """``torch.utils.data.DataLoader`` over a :class:`StreamingDataset` that
+    knows where it is: it advances the dataset's epoch after each full pass
+    and counts the batches taken, so :meth:`state_dict` /
+    :meth:`load_state_dict` resume exactly, whatever ``num_workers``.
+
+    Takes torch's options except ``batch_size`` (the dataset batches) and
+    ``persistent_workers`` (a new epoch must reach the workers).
+    """
+
+    def __init__(self, dataset: StreamingDataset, **kwargs: Any) -> None:
+        if not isinstance(dataset, StreamingDataset):
+            raise TypeError("spool.torch.DataLoader takes a spool.torch.StreamingDataset")
+        if kwargs.pop("batch_size", None) is not None:
+            raise ValueError("give batch_size to the StreamingDataset; its batches are made in C++")
+        if kwargs.get("persistent_workers"):
+            raise ValueError("persistent_workers is not supported: each epoch's order must reach the workers")
+        super().__init__(dataset, batch_size=None, **kwargs)
+        self._batches = 0
+
+    def __iter__(self):  # type: ignore[override]
+        dataset: StreamingDataset = self.dataset  # type: ignore[assignment]
+        iterator = super().__iter__()
+        resumed = dataset._resume
+        self._batches = resumed["batches"] if resumed and resumed["epoch"] == dataset.epoch else 0
+        for batch in iterator:
+            self._batches += 1
+            yield batch
+        dataset._resume = None
+        dataset.set_epoch(dataset.epoch + 1)
+        self._batches = 0
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The dataset's state after the batches this loader handed out."""
+        dataset: StreamingDataset = self.dataset  # type: ignore[assignment]
+        return dataset.state_dict(batches=self._batches, num_workers=self.num_workers)
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """The next iteration continues after ``state``."""
+        dataset: StreamingDataset = self.dataset  # type: ignore[assignment]
+        dataset.load_state_dict(state)
+        self._batches = state["batches"]
+
+
+__all__ = ["DataLoader", "StreamingDataset", "consumed_per_worker", "load", "save"]

@@ -1,0 +1,176 @@
+// The DataLoader for spool/loader.py: batches as lists of bytes, or as a
+// dict of NumPy arrays decoded by a feature spec (examples.h). Next(),
+// Resume() and Close() release the GIL while they wait. One Python thread
+// at a time uses a loader (loader.py documents it). Opened before fork(), a
+// loader cannot be used in the child and is left to the parent there
+// (process.h): each torch DataLoader worker opens its own.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "examples.h"
+#include "process.h"
+#include "spool/records/loader/data_loader.h"
+
+namespace py = pybind11;
+
+namespace spool::python {
+namespace {
+
+BadShardPolicy ParseBadShards(const std::string& text) {
+  if (text == "fail") return BadShardPolicy::kFail;
+  if (text == "skip") return BadShardPolicy::kSkip;
+  throw StatusError(InvalidArgumentError("bad_shards '" + text + "' is not one of fail, skip"));
+}
+
+class Loader {
+ public:
+  Loader(std::vector<std::string> inputs, uint64_t batch_size, uint64_t seed, bool shuffle, uint64_t shuffle_buffer,
+         uint64_t epochs, bool drop_remainder, std::optional<int> rank, std::optional<int> world_size,
+         int local_workers, int local_worker, int interleave, uint64_t memory_budget, uint64_t read_ahead,
+         int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features) {
+    specs_ = FeatureSpecsFrom(features);
+    DataLoaderOptions options;
+    options.inputs = std::move(inputs);
+    options.batch_size = batch_size;
+    options.seed = seed;
+    options.shuffle_shards = shuffle;
+    options.shuffle_buffer = shuffle ? shuffle_buffer : 0;
+    options.epochs = epochs;
+    options.drop_remainder = drop_remainder;
+    options.rank = rank;
+    options.world_size = world_size;
+    options.local_workers = local_workers;
+    options.local_worker = local_worker;
+    options.interleave = interleave;
+    options.memory_budget = memory_budget;
+    options.read_ahead = read_ahead;
+    options.prefetch_batches = prefetch_batches;
+    options.bad_shard_policy = ParseBadShards(bad_shards);
+    options.count_records = count_records;
+    options.parse_examples = !specs_.empty();
+    py::gil_scoped_release release;
+    loader_ = Unwrap(DataLoader::Open(std::move(options)));
+  }
+  ~Loader() {
+    if (owner_.Forked()) {
+      Abandon(std::move(loader_));
+    } else {
+      Close();
+    }
+  }
+
+  // (epoch, batch) or None after the last epoch.
+  py::object Next() {
+    DataLoader& loader = Get();
+    Result<std::optional<Batch>> next = [&] {
+      py::gil_scoped_release release;
+      return loader.Next();
+    }();
+    std::optional<Batch> batch = Unwrap(std::move(next));
+    if (!batch) return py::none();
+    if (!specs_.empty()) return py::make_tuple(batch->epoch, DecodeExamples(batch->examples, specs_));
+    py::list records;
+    for (const std::string& record : batch->records) records.append(py::bytes(record));
+    return py::make_tuple(batch->epoch, std::move(records));
+  }
+
+  std::string State() { return Get().State().Encode(); }
+
+  void Resume(const std::string& encoded) {
+    DataLoader& loader = Get();
+    LoaderState state = Unwrap(LoaderState::Decode(encoded));
+    py::gil_scoped_release release;
+    ThrowIfError(loader.Resume(state));
+  }
+
+  // Continues this worker at record `position` of `epoch`.
+  void ResumeAt(uint64_t epoch, uint64_t position) {
+    DataLoader& loader = Get();
+    LoaderState state = loader.State();
+    state.epoch = epoch;
+    state.position = position;
+    state.truncated.clear();
+    py::gil_scoped_release release;
+    ThrowIfError(loader.Resume(state));
+  }
+
+  std::optional<uint64_t> EpochRecords(uint64_t epoch, uint64_t worker) { return Get().EpochRecords(epoch, worker); }
+
+  py::dict Worker() {
+    DataLoader& loader = Get();
+    const LoaderState state = loader.State();
+    py::dict out;
+    out["rank"] = loader.worker().rank;
+    out["world_size"] = loader.worker().world_size;
+    out["source"] = loader.worker().source;
+    out["worker"] = state.worker;
+    out["workers"] = state.workers;
+    return out;
+  }
+
+  py::dict Counters() {
+    const LoaderCounters c = Get().Counters();
+    py::dict out;
+    out["records"] = c.records;
+    out["bytes"] = c.bytes;
+    out["seconds"] = c.seconds;
+    out["records_per_second"] = c.records_per_second;
+    out["bytes_per_second"] = c.bytes_per_second;
+    out["wait_seconds"] = c.wait_seconds;
+    out["object_bytes"] = c.object_bytes;
+    out["retries"] = c.retries;
+    out["throttles"] = c.throttles;
+    out["skipped_records"] = c.skipped_records;
+    out["skipped_shards"] = c.skipped_shards;
+    out["buffered_bytes"] = c.buffered_bytes;
+    out["peak_buffered_bytes"] = c.peak_buffered_bytes;
+    out["budget_overruns"] = c.budget_overruns;
+    return out;
+  }
+
+  void Close() {
+    if (!loader_ || owner_.Forked()) return;
+    py::gil_scoped_release release;
+    loader_->Close();
+  }
+
+ private:
+  DataLoader& Get() {
+    owner_.CheckNotForked("a DataLoader");
+    return *loader_;
+  }
+
+  ProcessOwner owner_;
+  std::vector<records::FeatureSpec> specs_;
+  std::unique_ptr<DataLoader> loader_;
+};
+
+}  // namespace
+
+void RegisterLoader(py::module_& m) {
+  py::class_<Loader>(m, "_DataLoader")
+      .def(py::init<std::vector<std::string>, uint64_t, uint64_t, bool, uint64_t, uint64_t, bool, std::optional<int>,
+                    std::optional<int>, int, int, int, uint64_t, uint64_t, int, const std::string&, bool,
+                    const py::list&>(),
+           py::arg("inputs"), py::arg("batch_size"), py::arg("seed"), py::arg("shuffle"), py::arg("shuffle_buffer"),
+           py::arg("epochs"), py::arg("drop_remainder"), py::arg("rank"), py::arg("world_size"),
+           py::arg("local_workers"), py::arg("local_worker"), py::arg("interleave"), py::arg("memory_budget"),
+           py::arg("read_ahead"), py::arg("prefetch_batches"), py::arg("bad_shards"), py::arg("count_records"),
+           py::arg("features"))
+      .def("next", &Loader::Next)
+      .def("state", &Loader::State)
+      .def("resume", &Loader::Resume, py::arg("state"))
+      .def("resume_at", &Loader::ResumeAt, py::arg("epoch"), py::arg("position"))
+      .def("epoch_records", &Loader::EpochRecords, py::arg("epoch"), py::arg("worker"))
+      .def("worker", &Loader::Worker)
+      .def("counters", &Loader::Counters)
+      .def("close", &Loader::Close);
+}
+
+}  // namespace spool::python

@@ -1,0 +1,130 @@
+"""spool.torch.StreamingDataset through torch's DataLoader: splitting over
+ranks and workers, exact resume, and spool.torch.save / load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import spool
+import spool.torch
+
+FEATURES = {"label": "int64", "pixels": spool.Feature("float32", (4,))}
+
+
+def _write_dataset(root: str, records: int, shards: int, manifest: bool = True) -> str:
+    if not manifest:
+        for shard in range(shards):
+            with spool.RecordWriter(f"{root}/plain/part-{shard}.tfrecord") as writer:
+                for i in range(shard, records, shards):
+                    writer.write(spool.encode_example({"label": i, "pixels": np.full(4, i, np.float32)}))
+        return f"{root}/plain/part-*.tfrecord"
+    with spool.ShardedWriter(f"{root}/train", shards=shards) as writer:
+        for i in range(records):
+            writer.write(spool.encode_example({"label": i, "pixels": np.full(4, i, np.float32)}))
+    return writer.manifest.url
+
+
+def _labels(batch) -> list[int]:
+    return batch["label"].tolist()
+
+
+def _epochs(inputs: str, num_workers: int, epochs: int, **options) -> list[list[list[int]]]:
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, **options)
+    loader = spool.torch.DataLoader(dataset, num_workers=num_workers)
+    return [[_labels(batch) for batch in loader] for _ in range(epochs)]
+
+
+def test_two_ranks_two_workers_deliver_every_record_once_per_epoch(root: str) -> None:
+    inputs = _write_dataset(root, records=203, shards=6)
+    per_rank = [_epochs(inputs, 2, 2, batch_size=8, seed=5, rank=rank, world_size=2) for rank in range(2)]
+    for epoch in range(2):
+        labels = sorted(label for rank in per_rank for batch in rank[epoch] for label in batch)
+        assert labels == list(range(203)), f"epoch {epoch}"
+    first, second = ([label for batch in per_rank[0][e] for label in batch] for e in range(2))
+    assert first != second, "each epoch has an order of its own"
+
+
+def test_batches_are_dicts_of_tensors(root: str) -> None:
+    inputs = _write_dataset(root, records=30, shards=2)
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=8, seed=1)
+    batch = next(iter(torch.utils.data.DataLoader(dataset, batch_size=None)))
+    assert isinstance(batch["pixels"], torch.Tensor) and batch["pixels"].dtype == torch.float32
+    assert batch["pixels"].shape == (8, 4) and batch["label"].dtype == torch.int64
+    assert torch.equal(batch["pixels"][:, 0], batch["label"].float())
+
+
+@pytest.mark.parametrize("num_workers", [0, 2, 3])
+def test_resume_continues_the_uninterrupted_sequence(root: str, num_workers: int) -> None:
+    # 201 records over 2 or 3 workers in batches of 10: the workers' streams
+    # end at different batches, so resuming near the end of the epoch must
+    # follow torch's order after a worker has dropped out.
+    inputs = _write_dataset(root, records=201, shards=4)
+    options = dict(batch_size=10, seed=9)
+    uninterrupted = _epochs(inputs, num_workers, 2, **options)
+    flat = [batch for epoch in uninterrupted for batch in epoch]
+    assert sorted(sum(uninterrupted[0], [])) == list(range(201))
+    for stop in (0, 3, len(uninterrupted[0]) - 2, len(uninterrupted[0]) - 1, len(uninterrupted[0])):
+        dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, **options)
+        loader = spool.torch.DataLoader(dataset, num_workers=num_workers)
+        batches = iter(loader)
+        taken = [_labels(next(batches)) for _ in range(stop)]
+        state = loader.state_dict()
+        assert state["batches"] == stop and state["epoch"] == 0
+
+        resumed_dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, **options)
+        resumed = spool.torch.DataLoader(resumed_dataset, num_workers=num_workers)
+        resumed.load_state_dict(state)
+        rest = [_labels(batch) for _ in range(2) for batch in resumed]
+        assert taken + rest == flat, f"resumed after {stop} batches with {num_workers} workers"
+
+
+def test_resume_without_record_counts(root: str) -> None:
+    # Plain shards (no manifest, no index): with several workers the dataset
+    # counts records at open so every worker's stream length is known.
+    inputs = _write_dataset(root, records=95, shards=3, manifest=False)
+    uninterrupted = _epochs(inputs, 2, 1, batch_size=10, seed=2)[0]
+    assert sorted(sum(uninterrupted, [])) == list(range(95))
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=10, seed=2)
+    loader = spool.torch.DataLoader(dataset, num_workers=2)
+    loader.load_state_dict({**loader.state_dict(), "batches": 7})
+    assert [_labels(batch) for batch in loader] == uninterrupted[7:]
+
+
+def test_state_of_another_shape_is_refused(root: str) -> None:
+    inputs = _write_dataset(root, records=40, shards=2)
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1)
+    state = spool.torch.DataLoader(dataset, num_workers=2).state_dict()
+    other = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=8, seed=1)
+    with pytest.raises(ValueError, match="batch_size=4 but this dataset has batch_size=8"):
+        other.load_state_dict(state)
+    fewer = spool.torch.DataLoader(spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1),
+                                   num_workers=1)
+    fewer.load_state_dict(state)
+    with pytest.raises(ValueError, match="taken with 2 DataLoader workers"):
+        next(iter(fewer))
+    with pytest.raises(ValueError, match="give batch_size to the StreamingDataset"):
+        spool.torch.DataLoader(dataset, batch_size=4)
+
+
+def test_consumed_per_worker_follows_torchs_turns() -> None:
+    # (batches each worker delivered, whose turn is next)
+    assert spool.torch.consumed_per_worker(5, [3, 3]) == ([3, 2], 1)
+    assert spool.torch.consumed_per_worker(4, [3, 3]) == ([2, 2], 0)
+    assert spool.torch.consumed_per_worker(5, [1, 4]) == ([1, 4], 0)
+    assert spool.torch.consumed_per_worker(4, [2, 1, 3]) == ([2, 1, 1], 2)
+    assert spool.torch.consumed_per_worker(5, [2, 1, 3]) == ([2, 1, 2], 2)
+    assert spool.torch.consumed_per_worker(6, [2, 1, 3]) == ([2, 1, 3], 0)
+    assert spool.torch.consumed_per_worker(3, [None, None]) == ([2, 1], 1)
+    with pytest.raises(ValueError, match="more than the epoch has"):
+        spool.torch.consumed_per_worker(7, [2, 1, 3])
+
+
+def test_save_and_load_stream_a_state_dict(root: str) -> None:
+    model = torch.nn.Linear(32, 4)
+    spool.torch.save(model.state_dict(), f"{root}/model.pt")
+    loaded = spool.torch.load(f"{root}/model.pt", map_location="cpu")
+    assert all(torch.equal(loaded[name], value) for name, value in model.state_dict().items())
+    with pytest.raises(FileNotFoundError):
+        spool.torch.load(f"{root}/missing.pt")
