@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""The Python package beside what a PyTorch user would otherwise run, on the
+same server in the same run (bench/python/run.sh starts it):
+
+1. streaming: spool.torch.StreamingDataset through torch's DataLoader
+   (0 and 2 workers) vs the C++ DataLoader (loader_bench) on the same shards,
+   and vs boto3 + a pure-Python TFRecord reader (what a user writes without
+   spool), in records/s;
+2. checkpoint: spool.torch.save of a state_dict straight to S3 vs torch.save
+   to a local file followed by `aws s3 cp`, in seconds and MiB/s.
+
+Each figure is the median of --rounds runs, with min-max and the client's
+CPU seconds (user+sys, this process and its children). Prints a Markdown
+table and writes --json.
+
+    bench/python/run.sh <build dir> [--records 4096] [--rounds 3] [--state-mib 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import resource
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List
+
+import boto3
+import torch
+
+import spool
+import spool.torch
+
+
+def cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure(run: Callable[[], float], rounds: int) -> Dict[str, float]:
+    """`run` returns its amount of work (records or bytes); medians of rounds."""
+    rates, seconds, cpus = [], [], []
+    for _ in range(rounds):
+        cpu, start = cpu_seconds(), time.monotonic()
+        work = run()
+        elapsed = time.monotonic() - start
+        rates.append(work / elapsed)
+        seconds.append(elapsed)
+        cpus.append(cpu_seconds() - cpu)
+    return {"median": statistics.median(rates), "min": min(rates), "max": max(rates),
+            "seconds": statistics.median(seconds), "cpu_seconds": statistics.median(cpus), "rounds": rounds}
+
+
+def stream_spool(manifest: str, workers: int) -> float:
+    dataset = spool.torch.StreamingDataset(manifest, batch_size=32, seed=1, shuffle_buffer=256, interleave=4,
+                                           memory_budget=256 << 20)
+    records = 0
+    for batch in torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers):
+        records += len(batch)
+    return records
+
+
+def stream_boto3(bucket: str, prefix: str) -> float:
+    """What a user writes without spool: list the shards, GET each whole, and
+    walk the TFRecord framing in Python (length, CRC skipped, payload)."""
+    s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"]
+            if o["Key"].endswith(".tfrecord")]
+    records = 0
+    for key in keys:
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        offset = 0
+        while offset < len(body):
+            (length,) = struct.unpack_from("<Q", body, offset)
+            payload = body[offset + 12:offset + 12 + length]  # the record, as a user's loop gets it
+            offset += 12 + length + 4
+            records += len(payload) > 0
+    return records
+
+
+def cpp_loader(build: str, s3_prefix: str, local: str, records: int) -> Dict[str, float]:
+    """Writes the dataset (kept for the Python cases) and returns the C++
+    loader's best-pass records/s for each source."""
+    output = subprocess.run([os.path.join(build, "bench", "loader", "loader_bench"), "--s3", s3_prefix,
+                             "--local", local, "--records", str(records), "--passes", "3", "--keep"],
+                            check=True, capture_output=True, text=True).stdout
+    rates = dict(re.findall(r"^(local|s3)\s+([0-9.]+) records/s", output, re.M))
+    return {name: float(rate) for name, rate in rates.items()}
+
+
+def checkpoint_cases(s3_prefix: str, state_mib: int, rounds: int) -> Dict[str, Dict[str, float]]:
+    # A state_dict of float32 tensors of 64 MiB each.
+    tensors = max(1, state_mib // 64)
+    state = {f"layer{i}.weight": torch.randn(16 << 20) for i in range(tensors)}
+    size = sum(t.numel() * 4 for t in state.values())
+    url = f"{s3_prefix}/checkpoint/model.pt"
+
+    def with_spool() -> float:
+        spool.torch.save(state, url)
+        return size
+
+    def local_then_aws() -> float:
+        with tempfile.TemporaryDirectory(dir=os.environ.get("SPOOL_BENCH_LOCAL")) as folder:
+            path = os.path.join(folder, "model.pt")
+            torch.save(state, path)
+            subprocess.run(["aws", "s3", "cp", "--only-show-errors", path, url.replace(".pt", "-aws.pt")],
+                           check=True)
+        return size
+
+    return {"spool.torch.save": measure(with_spool, rounds), "torch.save + aws s3 cp": measure(local_then_aws, rounds)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--s3", required=True, help="s3://bucket/prefix on the bench server")
+    parser.add_argument("--local", required=True, help="a local scratch folder")
+    parser.add_argument("--records", type=int, default=4096, help="100 KB records in the dataset")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--state-mib", type=int, default=1024)
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+
+    cpp = cpp_loader(args.build, args.s3, args.local, args.records)
+    manifests = {"local": f"{args.local}/loader-bench.manifest.json", "s3": f"{args.s3}/loader-bench.manifest.json"}
+    results: Dict[str, Dict] = {"records": args.records, "cpp_loader": cpp, "streaming": {}, "checkpoint": {}}
+    for source, manifest in manifests.items():
+        for workers in (0, 2):
+            name = f"{source}: StreamingDataset, {workers} workers"
+            results["streaming"][name] = measure(lambda: stream_spool(manifest, workers), args.rounds)
+            results["streaming"][name]["vs_cpp"] = results["streaming"][name]["median"] / cpp[source]
+    bucket, _, prefix = args.s3[len("s3://"):].partition("/")
+    boto = measure(lambda: stream_boto3(bucket, f"{prefix}/loader-bench"), args.rounds)
+    results["streaming"]["s3: boto3 + Python TFRecord reader"] = boto
+    results["checkpoint"] = checkpoint_cases(args.s3, args.state_mib, args.rounds)
+
+    print(f"\nStreaming {args.records} x 100 KB records (median records/s of {args.rounds} rounds, min-max, "
+          f"client CPU s); C++ DataLoader: local {cpp['local']:.0f}, s3 {cpp['s3']:.0f} records/s\n")
+    print("| case | records/s | min-max | vs C++ loader | client CPU s |\n|---|---|---|---|---|")
+    for name, r in results["streaming"].items():
+        versus = f"{r['vs_cpp']:.2f}x" if "vs_cpp" in r else "-"
+        print(f"| {name} | {r['median']:.0f} | {r['min']:.0f}-{r['max']:.0f} | {versus} | {r['cpu_seconds']:.1f} |")
+    spool_s3 = max(r["median"] for n, r in results["streaming"].items() if n.startswith("s3: Streaming"))
+    print(f"\nspool vs boto3 + Python reader on s3: {spool_s3 / boto['median']:.1f}x")
+    print(f"\nCheckpoint of a {args.state_mib} MiB state_dict to S3 (median of {args.rounds})\n")
+    print("| case | MiB/s | min-max | seconds | client CPU s |\n|---|---|---|---|---|")
+    for name, r in results["checkpoint"].items():
+        print(f"| {name} | {r['median'] / 2**20:.0f} | {r['min'] / 2**20:.0f}-{r['max'] / 2**20:.0f} | "
+              f"{r['seconds']:.1f} | {r['cpu_seconds']:.1f} |")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
