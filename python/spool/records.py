@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator, Optional, Union
+from typing import Any, Iterator, Optional, TypeVar, Union
 
 from spool import _spool
 
 PathLike = Union[str, "os.PathLike[str]"]
 Bytes = Union[bytes, bytearray, memoryview]
+_Writer = TypeVar("_Writer", bound="_CommitOnExit")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,30 @@ class DatasetManifest:
     total_bytes: int
 
 
-class RecordWriter:
+class _CommitOnExit:
+    """A writer's ``with`` block: leaving it normally commits (``close()``),
+    leaving it by an exception discards everything (``abort()``)."""
+
+    _native: Any
+
+    def close(self) -> Any:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """Discards everything written; nothing is published."""
+        self._native.abort()
+
+    def __enter__(self: _Writer) -> _Writer:
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+
+class RecordWriter(_CommitOnExit):
     """Writes one TFRecord file; ``close()`` commits it.
 
     >>> with spool.RecordWriter("s3://bucket/data/train.tfrecord.gz") as w:
@@ -85,18 +109,6 @@ class RecordWriter:
             self.file = RecordFile(**self._native.close())
         return self.file
 
-    def abort(self) -> None:
-        """Discards everything written; nothing is published."""
-        self._native.abort()
-
-    def __enter__(self) -> "RecordWriter":
-        return self
-
-    def __exit__(self, exc_type, exc, traceback) -> None:
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
 
 
 class RecordReader:
@@ -158,7 +170,7 @@ class RecordReader:
         self.close()
 
 
-class ShardedWriter:
+class ShardedWriter(_CommitOnExit):
     """Writes a dataset as TFRecord shards under a prefix, then its manifest,
     as ``spool convert`` does.
 
@@ -192,17 +204,6 @@ class ShardedWriter:
             self.manifest = DatasetManifest(shards=shards, **raw)
         return self.manifest
 
-    def abort(self) -> None:
-        self._native.abort()
-
-    def __enter__(self) -> "ShardedWriter":
-        return self
-
-    def __exit__(self, exc_type, exc, traceback) -> None:
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
 
 
 __all__ = ["DatasetManifest", "RecordFile", "RecordReader", "RecordWriter", "Shard", "ShardedWriter"]
