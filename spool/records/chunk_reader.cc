@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "spool/core/crc32c.h"
+
 namespace spool::records {
 
 struct ChunkReader::Fetch {
@@ -32,6 +34,7 @@ ChunkReader::ChunkReader(std::shared_ptr<ReadableObject> object, std::string url
   if (options_.executor == nullptr) options_.executor = &DefaultExecutor();
   if (options_.budget == nullptr) options_.budget = &DefaultByteBudget();
   max_in_flight_ = 1 + static_cast<size_t>((options_.read_ahead + options_.chunk_size - 1) / options_.chunk_size);
+  verify_ = options_.expected_crc32c.has_value() && start == 0 && end == object_->info().size;
 }
 
 ChunkReader::~ChunkReader() {
@@ -118,6 +121,14 @@ Result<std::span<const char>> ChunkReader::Next() {
   }
   position_ = fetch->offset + got;
   current_ = std::move(fetch);
+  if (verify_) {
+    crc_ = crc32c::Extend(crc_, current_->buffer.get(), got);
+    if (position_ >= end_ && got == current_->size && crc_ != *options_.expected_crc32c) {
+      return DataLossError(url_ + ": the CRC32C of the whole object is " + crc32c::ToHex(crc_) +
+                           " but its dataset manifest says " + crc32c::ToHex(*options_.expected_crc32c) +
+                           "; the shard changed or was damaged after it was written");
+    }
+  }
   TopUp();
   return std::span<const char>(current_->buffer.get(), got);
 }

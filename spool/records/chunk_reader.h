@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ struct ReadAheadOptions {
   uint64_t read_ahead = 16 << 20;  // bytes fetched ahead; 0 = fetch on the caller's thread only
   Executor* executor = nullptr;    // default: DefaultExecutor()
   ByteBudget* budget = nullptr;    // default: DefaultByteBudget()
+  // CRC32C of the whole object (a dataset manifest's). When the reader
+  // covers the object from byte 0 to its end, the bytes are checked as they
+  // arrive: the chunk that completes the object is returned only if the
+  // whole matches, else Next() fails with DataLoss naming the URL. Chunks
+  // handed out before were not checked as a whole yet (their records carry
+  // their own CRCs). A reader of part of the object checks nothing.
+  std::optional<uint32_t> expected_crc32c;
 };
 
 class ChunkReader {
@@ -75,6 +83,8 @@ class ChunkReader {
   uint64_t end_;
   ReadAheadOptions options_;
   size_t max_in_flight_;
+  bool verify_ = false;   // expected_crc32c applies: reading the whole object
+  uint32_t crc_ = 0;      // of the bytes handed out so far, when verify_
   std::deque<std::shared_ptr<Fetch>> in_flight_;
   std::shared_ptr<Fetch> current_;
   std::vector<std::unique_ptr<char[]>> spare_buffers_;

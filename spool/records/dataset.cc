@@ -56,7 +56,11 @@ Result<ExpandedInput> FromManifest(ObjectStore& store, std::string_view manifest
   const std::string folder = FolderOf(manifest_key);
   for (int i = 0; i < manifest.shards_size(); ++i) {
     const ShardEntry& entry = manifest.shards(i);
-    DatasetShard shard{keys[static_cast<size_t>(i)], entry.records(), entry.bytes(), ""};
+    // 0 is what manifests that predate the field hold (a real CRC of 0 is
+    // then merely not checked).
+    std::optional<uint32_t> crc;
+    if (entry.crc32c() != 0) crc = entry.crc32c();
+    DatasetShard shard{keys[static_cast<size_t>(i)], entry.records(), entry.bytes(), "", crc};
     if (!entry.index().empty()) shard.index_key = folder + entry.index();
     input.shards.push_back(std::move(shard));
   }
@@ -77,7 +81,7 @@ Result<std::vector<DatasetShard>> ListShards(ObjectStore& store, std::string lis
   std::vector<DatasetShard> shards;
   for (const ObjectInfo& object : page.objects) {
     if (IsSidecarKey(object.key) || !keep(object.key)) continue;
-    DatasetShard shard{object.key, std::nullopt, object.size, ""};
+    DatasetShard shard{object.key, std::nullopt, object.size, "", std::nullopt};
     if (std::string index = IndexKeyFor(object.key); keys.count(index)) shard.index_key = std::move(index);
     shards.push_back(std::move(shard));
   }
@@ -100,7 +104,9 @@ Result<ExpandedInput> FromGlob(ObjectStore& store, std::string_view pattern) {
 Result<ExpandedInput> FromShardOrDataset(ObjectStore& store, std::string_view key) {
   if (!key.empty() && !key.ends_with('/')) {
     Result<ObjectInfo> info = store.Stat(key);
-    if (info.ok()) return ExpandedInput{{DatasetShard{std::string(key), std::nullopt, info->size, ""}}, {}, {}};
+    if (info.ok()) {
+      return ExpandedInput{{DatasetShard{std::string(key), std::nullopt, info->size, "", std::nullopt}}, {}, {}};
+    }
     if (info.status().code() != StatusCode::kNotFound) return info.status();
     const std::string manifest_key = ManifestKeyFor(key);
     Result<ObjectInfo> manifest = store.Stat(manifest_key);
@@ -177,7 +183,7 @@ Result<ExpandedInput> ExpandInput(ObjectStore& store, std::string_view key, Plai
   if (IsManifestKey(key)) return FromManifest(store, key);
   if (HasWildcard(key)) return FromGlob(store, key);
   if (plain == PlainKey::kShardOrDataset) return FromShardOrDataset(store, key);
-  return ExpandedInput{{DatasetShard{std::string(key), std::nullopt, std::nullopt, ""}}, {}, {}};
+  return ExpandedInput{{DatasetShard{std::string(key), std::nullopt, std::nullopt, "", std::nullopt}}, {}, {}};
 }
 
 }  // namespace spool::records

@@ -52,6 +52,7 @@ struct DatasetShard {
   std::optional<uint64_t> records;  // from a manifest
   std::optional<uint64_t> size;     // from a manifest or a listing
   std::string index_key;            // DALI index known to exist (manifest or listing); else empty
+  std::optional<uint32_t> crc32c;   // of the stored bytes, from a manifest that records it
 };
 
 struct ExpandedInput {

@@ -363,6 +363,38 @@ TEST_P(LoaderSuite, DamagedShardIsSkippedCountedAndResumedIdentically) {
   }
 }
 
+// A shard replaced by another valid one of the same size passes every
+// record CRC and the size check: only the manifest's whole-shard CRC32C,
+// checked as the shard streams, catches it.
+TEST_P(LoaderSuite, ShardThatNoLongerMatchesItsManifestIsDataLoss) {
+  DatasetSpec spec{prefix_ + "/swapped", {6, 6, 6}};
+  spec.write_manifest = true;
+  auto dataset = WriteDataset(*store_, spec);
+  ASSERT_TRUE(dataset.ok());
+  auto other = ReadAll(*store_, dataset->shard_keys[2]);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(WriteAll(*store_, dataset->shard_keys[0], *other).ok());
+  DataLoaderOptions options = OptionsFor(store_, *dataset, InputMode::kManifest);
+  {
+    auto loader = DataLoader::Open(options);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    std::vector<std::string> records;
+    Status status = Drain(**loader, &records);
+    EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
+    EXPECT_NE(status.message().find(store_->Describe(dataset->shard_keys[0])), std::string::npos)
+        << status.ToString();
+    EXPECT_NE(status.message().find("CRC32C of the whole object"), std::string::npos) << status.ToString();
+  }
+  options.bad_shard_policy = BadShardPolicy::kSkip;
+  auto loader = DataLoader::Open(options);
+  ASSERT_TRUE(loader.ok());
+  std::vector<std::string> records;
+  ASSERT_TRUE(Drain(**loader, &records).ok());
+  EXPECT_EQ((*loader)->Counters().skipped_shards, 1u);
+  // Listed without the manifest, the same bytes are just records.
+  EXPECT_EQ(ReadAllRecords(OptionsFor(store_, *dataset, InputMode::kList)).size(), 18u);
+}
+
 TEST_P(LoaderSuite, MissingManifestShardFailsAtOpen) {
   DatasetSpec spec{prefix_ + "/missing", {4, 4, 4}};
   spec.write_manifest = true;

@@ -27,7 +27,7 @@ Result<Location> Locate(const DataLoaderOptions& options, const std::string& inp
 
 ShardInfo ToShardInfo(const Location& where, records::DatasetShard shard) {
   return ShardInfo{where.store->Describe(shard.key), where.store, std::move(shard.key), shard.records, shard.size,
-                   std::move(shard.index_key)};
+                   std::move(shard.index_key), shard.crc32c};
 }
 
 // A missing or changed shard of a manifest fails now, not an hour into

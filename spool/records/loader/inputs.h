@@ -14,7 +14,10 @@
 //   NotFound, a size other than the manifest's is DataLoss, both naming the
 //   shard and the manifest.
 // Record counts come from the manifest, else from a "<shard>.idx" index file
-// seen in a glob's listing (loaded only when needed, see LoadCounts).
+// seen in a glob's listing (loaded only when needed, see LoadCounts). A
+// manifest's CRC32C of each shard is checked while the shard streams
+// (records::ReadAheadOptions::expected_crc32c) whenever a worker reads it
+// whole from its first byte.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,7 @@ struct ShardInfo {
   std::optional<uint64_t> records;  // known record count
   std::optional<uint64_t> size;     // object size, when known
   std::string index_key;            // DALI index beside the shard, when known to exist
+  std::optional<uint32_t> crc32c;   // of the stored bytes, from the manifest: checked when read whole
 };
 
 // Resolves every input, in order, dropping repeated shards. Stats manifest

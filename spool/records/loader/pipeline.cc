@@ -283,7 +283,9 @@ records::RecordReaderOptions Pipeline::ReaderOptions() const {
 
 Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segment& range, uint64_t first_record) {
   const ShardInfo& shard = (*config_.shards)[range.shard];
-  SPOOL_ASSIGN_OR_RETURN(auto reader, records::RecordReader::Open(*shard.store, shard.key, ReaderOptions()));
+  records::RecordReaderOptions options = ReaderOptions();
+  options.io.expected_crc32c = shard.crc32c;  // checked when this worker streams the whole shard
+  SPOOL_ASSIGN_OR_RETURN(auto reader, records::RecordReader::Open(*shard.store, shard.key, options));
   if (first_record > 0) {
     Status seek = reader->SeekToRecord(first_record);
     if (seek.code() == StatusCode::kOutOfRange) {
