@@ -395,7 +395,10 @@ TEST_P(LoaderSuite, ShardThatNoLongerMatchesItsManifestIsDataLoss) {
   EXPECT_EQ(ReadAllRecords(OptionsFor(store_, *dataset, InputMode::kList)).size(), 18u);
 }
 
-TEST_P(LoaderSuite, MissingManifestShardFailsAtOpen) {
+// Shards are checked when a worker reads them, not when the loader opens
+// (that would cost every worker a request per shard): a missing shard opens
+// fine and fails when its turn comes, naming the shard and the manifest.
+TEST_P(LoaderSuite, MissingManifestShardFailsWhenRead) {
   DatasetSpec spec{prefix_ + "/missing", {4, 4, 4}};
   spec.write_manifest = true;
   auto dataset = WriteDataset(*store_, spec);
@@ -403,10 +406,31 @@ TEST_P(LoaderSuite, MissingManifestShardFailsAtOpen) {
   ASSERT_TRUE(store_->Delete(dataset->shard_keys[2]).ok());
   DataLoaderOptions options = OptionsFor(store_, *dataset, InputMode::kManifest);
   auto loader = DataLoader::Open(options);
-  ASSERT_FALSE(loader.ok());
-  EXPECT_EQ(loader.status().code(), StatusCode::kNotFound) << loader.status().ToString();
-  EXPECT_NE(loader.status().message().find(store_->Describe(dataset->shard_keys[2])), std::string::npos)
-      << loader.status().ToString();
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  std::vector<std::string> records;
+  Status status = Drain(**loader, &records);
+  EXPECT_EQ(status.code(), StatusCode::kNotFound) << status.ToString();
+  EXPECT_NE(status.message().find(store_->Describe(dataset->shard_keys[2])), std::string::npos) << status.ToString();
+  EXPECT_NE(status.message().find(store_->Describe(dataset->manifest_key)), std::string::npos) << status.ToString();
+  EXPECT_LT(records.size(), 12u);
+}
+
+TEST_P(LoaderSuite, ShardOfAnotherSizeThanItsManifestSaysIsDataLossWhenRead) {
+  DatasetSpec spec{prefix_ + "/resized", {4, 4, 7}};
+  spec.write_manifest = true;
+  auto dataset = WriteDataset(*store_, spec);
+  ASSERT_TRUE(dataset.ok());
+  auto longer = ReadAll(*store_, dataset->shard_keys[2]);
+  ASSERT_TRUE(longer.ok());
+  ASSERT_TRUE(WriteAll(*store_, dataset->shard_keys[1], *longer).ok());
+  DataLoaderOptions options = OptionsFor(store_, *dataset, InputMode::kManifest);
+  auto loader = DataLoader::Open(options);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  std::vector<std::string> records;
+  Status status = Drain(**loader, &records);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
+  EXPECT_NE(status.message().find(store_->Describe(dataset->shard_keys[1])), std::string::npos) << status.ToString();
+  EXPECT_NE(status.message().find("says"), std::string::npos) << status.ToString();
 }
 
 TEST_P(LoaderSuite, GlobWithoutMatchIsNotFound) {

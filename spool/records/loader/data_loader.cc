@@ -45,7 +45,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   std::shared_ptr<RequestCounters> requests =
       options.store ? options.store->shared_counters() : options.store_options.counters;
   const RequestCounts requests_at_open = requests->Snapshot();
-  SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options, executor));
+  SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options));
   // Record counts let the plan balance workers by records. Index files give
   // them cheaply; reading every shard is paid only when it must be: fewer
   // shards than workers.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <span>
 
 #include "spool/core/storage/registry.h"
 #include "spool/core/url.h"
@@ -25,54 +24,44 @@ Result<Location> Locate(const DataLoaderOptions& options, const std::string& inp
   return Location{std::move(location.store), std::move(location.key)};
 }
 
-ShardInfo ToShardInfo(const Location& where, records::DatasetShard shard) {
+ShardInfo ToShardInfo(const Location& where, records::DatasetShard shard, const std::string& manifest) {
   return ShardInfo{where.store->Describe(shard.key), where.store, std::move(shard.key), shard.records, shard.size,
-                   std::move(shard.index_key), shard.crc32c};
-}
-
-// A missing or changed shard of a manifest fails now, not an hour into
-// training: every shard is checked with Stat, in parallel.
-Status CheckManifestShards(std::span<ShardInfo> shards, const std::string& input, Executor& executor) {
-  TaskGroup group(executor);
-  for (ShardInfo& shard : shards) {
-    group.Submit([&shard, &input]() -> Status {
-      Result<ObjectInfo> info = shard.store->Stat(shard.key);
-      if (!info.ok()) {
-        if (info.status().code() == StatusCode::kNotFound) {
-          return NotFoundError("shard " + shard.url + " named in dataset manifest " + input +
-                               " does not exist; restore it or rewrite the dataset");
-        }
-        return info.status().WithContext("shard " + shard.url + " of dataset manifest " + input);
-      }
-      if (info->size != *shard.size) {
-        return DataLossError("shard " + shard.url + " is " + std::to_string(info->size) +
-                             " bytes but dataset manifest " + input + " says " + std::to_string(*shard.size) +
-                             "; the shard changed after the manifest was written");
-      }
-      return OkStatus();
-    });
-  }
-  return group.Wait();
+                   std::move(shard.index_key), shard.crc32c, manifest};
 }
 
 }  // namespace
 
-Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options, Executor& executor) {
+Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options) {
   if (options.inputs.empty()) return InvalidArgumentError("the loader has no inputs; give shard URLs, a glob or a manifest");
   std::vector<ShardInfo> shards;
   for (const std::string& input : options.inputs) {
     SPOOL_ASSIGN_OR_RETURN(Location where, Locate(options, input));
     SPOOL_ASSIGN_OR_RETURN(records::ExpandedInput expanded, records::ExpandInput(*where.store, where.key));
-    const size_t first = shards.size();
-    for (records::DatasetShard& shard : expanded.shards) shards.push_back(ToShardInfo(where, std::move(shard)));
-    if (expanded.manifest) {
-      SPOOL_RETURN_IF_ERROR(CheckManifestShards(std::span(shards).subspan(first), input, executor));
+    const std::string manifest = expanded.manifest ? where.store->Describe(expanded.manifest_key) : std::string();
+    for (records::DatasetShard& shard : expanded.shards) {
+      shards.push_back(ToShardInfo(where, std::move(shard), manifest));
     }
   }
   std::set<std::string> seen;
   std::erase_if(shards, [&](const ShardInfo& shard) { return !seen.insert(shard.url).second; });
   if (shards.size() > UINT32_MAX) return InvalidArgumentError("more than 2^32 shards");
   return shards;
+}
+
+Status CheckOpenedShard(const ShardInfo& shard, const Status& opened, uint64_t opened_size) {
+  if (!opened.ok()) {
+    if (opened.code() == StatusCode::kNotFound && !shard.manifest.empty()) {
+      return NotFoundError("shard " + shard.url + " named in dataset manifest " + shard.manifest +
+                           " does not exist; restore it or rewrite the dataset");
+    }
+    return opened;
+  }
+  if (!shard.size || opened_size == *shard.size) return OkStatus();
+  const std::string known = shard.manifest.empty() ? "was " + std::to_string(*shard.size) + " bytes when listed"
+                                                   : "dataset manifest " + shard.manifest + " says " +
+                                                         std::to_string(*shard.size);
+  return DataLossError("shard " + shard.url + " is " + std::to_string(opened_size) + " bytes but " + known +
+                       "; the shard changed after " + (shard.manifest.empty() ? "the loader listed it" : "the manifest was written"));
 }
 
 Status LoadCounts(std::vector<ShardInfo>& shards, Executor& executor, bool skip_damage) {

@@ -10,9 +10,10 @@
 //   hidden files never match as shards). No match is NotFound.
 // - A key ending in ".manifest.json" is a dataset manifest: its shards (names
 //   relative to the manifest's folder) with their record counts and sizes;
-//   no listing. Every shard is checked with Stat at open: a missing shard is
-//   NotFound, a size other than the manifest's is DataLoss, both naming the
-//   shard and the manifest.
+//   no listing. Shards are not checked when the loader opens: a worker
+//   touches only the shards it reads, when it reads them (see
+//   CheckOpenedShard), so opening costs O(inputs) requests per worker, not
+//   O(shards) (docs/loader.md has the arithmetic for 1,000 workers).
 // Record counts come from the manifest, else from a "<shard>.idx" index file
 // seen in a glob's listing (loaded only when needed, see LoadCounts). A
 // manifest's CRC32C of each shard is checked while the shard streams
@@ -42,11 +43,18 @@ struct ShardInfo {
   std::optional<uint64_t> size;     // object size, when known
   std::string index_key;            // DALI index beside the shard, when known to exist
   std::optional<uint32_t> crc32c;   // of the stored bytes, from the manifest: checked when read whole
+  std::string manifest;             // URL of the dataset manifest that named it, if any (for messages)
 };
 
-// Resolves every input, in order, dropping repeated shards. Stats manifest
-// shards in parallel on `executor`.
-Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options, Executor& executor);
+// Resolves every input, in order, dropping repeated shards. Reads each
+// manifest or lists each glob; never stats a manifest's shards.
+Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options);
+
+// What the open of `shard` by a reader said, checked against what the loader
+// knew before: a missing shard is NotFound and a size other than the known
+// one is DataLoss, both naming the shard and its manifest (or the listing).
+// `opened` is the open's status and, when it succeeded, the object's size.
+Status CheckOpenedShard(const ShardInfo& shard, const Status& opened, uint64_t opened_size);
 
 // Fills in missing record counts: from index files where known, else by
 // reading each shard once (without decoding Examples), in parallel on

@@ -285,7 +285,11 @@ Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segmen
   const ShardInfo& shard = (*config_.shards)[range.shard];
   records::RecordReaderOptions options = ReaderOptions();
   options.io.expected_crc32c = shard.crc32c;  // checked when this worker streams the whole shard
-  SPOOL_ASSIGN_OR_RETURN(auto reader, records::RecordReader::Open(*shard.store, shard.key, options));
+  // The shard is checked against what the manifest or listing said only now,
+  // when this worker reads it: see CheckOpenedShard.
+  Result<std::unique_ptr<records::RecordReader>> opened = records::RecordReader::Open(*shard.store, shard.key, options);
+  SPOOL_RETURN_IF_ERROR(CheckOpenedShard(shard, opened.status(), opened.ok() ? (*opened)->object_size() : 0));
+  std::unique_ptr<records::RecordReader> reader = std::move(opened).value();
   if (first_record > 0) {
     Status seek = reader->SeekToRecord(first_record);
     if (seek.code() == StatusCode::kOutOfRange) {
