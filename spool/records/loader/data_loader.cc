@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "spool/records/loader/partitions.h"
 #include "spool/records/loader/pipeline.h"
 #include "spool/records/loader/plan.h"
 
@@ -10,7 +11,12 @@ namespace {
 
 Status CheckOptions(const DataLoaderOptions& options) {
   auto bad = [](std::string what) { return InvalidArgumentError("data loader option " + what); };
-  if (options.batch_size == 0) return bad("batch_size must be at least 1");
+  if (options.partitions == 0 && options.batch_size == 0) return bad("batch_size must be at least 1");
+  if (options.partitions > 0 &&
+      (options.global_batch_size == 0 || options.global_batch_size % options.partitions != 0)) {
+    return bad("global_batch_size must be a positive multiple of partitions (" + std::to_string(options.partitions) +
+               ") in elastic mode");
+  }
   if (options.interleave < 1) return bad("interleave must be at least 1");
   if (options.interleave_block < 1) return bad("interleave_block must be at least 1");
   if (options.prefetch_batches < 1) return bad("prefetch_batches must be at least 1");
@@ -48,12 +54,18 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options));
   // Record counts let the plan balance workers by records. Index files give
   // them cheaply; reading every shard is paid only when it must be: fewer
-  // shards than workers.
+  // shards than workers, or elastic mode, whose plan is in records.
   const uint64_t workers = static_cast<uint64_t>(worker.world_size) * options.local_workers;
+  if (options.partitions > 0 && options.partitions % workers != 0) {
+    return InvalidArgumentError("data loader option partitions (" + std::to_string(options.partitions) +
+                                ") must be a multiple of the job's workers (" + std::to_string(workers) +
+                                " = world size " + std::to_string(worker.world_size) + " x local_workers " +
+                                std::to_string(options.local_workers) + ")");
+  }
   const bool all_known = std::all_of(shards.begin(), shards.end(), [](const auto& s) { return s.records.has_value(); });
   const bool indexed = std::all_of(shards.begin(), shards.end(),
                                    [](const auto& s) { return s.records || !s.index_key.empty(); });
-  if (!all_known && (indexed || shards.size() < workers || options.count_records)) {
+  if (!all_known && (indexed || shards.size() < workers || options.count_records || options.partitions > 0)) {
     SPOOL_RETURN_IF_ERROR(
         loader::LoadCounts(shards, executor, options.bad_shard_policy == BadShardPolicy::kSkip));
   }
@@ -65,6 +77,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   start.seed = loader->options_.seed;
   start.worker = loader->worker_index();
   start.workers = workers;
+  start.partitions = loader->options_.partitions;
   SPOOL_RETURN_IF_ERROR(loader->Start(start));
   return loader;
 }
@@ -76,9 +89,22 @@ uint64_t DataLoader::workers() const {
 std::optional<uint64_t> DataLoader::EpochRecords(uint64_t epoch, uint64_t worker) const {
   std::vector<std::optional<uint64_t>> counts;
   counts.reserve(shards_->size());
+  uint64_t total = 0;
   for (const loader::ShardInfo& shard : *shards_) {
     if (!shard.records) return std::nullopt;
     counts.push_back(shard.records);
+    total += *shard.records;
+  }
+  if (partitions_) {  // the worker's partitions, each cut to the epoch's steps
+    const uint64_t partitions = options_.partitions;
+    const uint64_t owned = partitions / workers();
+    const uint64_t per_partition = partitions_->steps_per_epoch() * (options_.global_batch_size / partitions);
+    uint64_t records = 0;
+    for (uint64_t p = worker * owned; p < (worker + 1) * owned; ++p) {
+      const uint64_t length = loader::RecordCut(total, p + 1, partitions) - loader::RecordCut(total, p, partitions);
+      records += std::min(length, per_partition);
+    }
+    return records;
   }
   Result<std::vector<loader::Segment>> plan =
       loader::PlanWorkerEpoch(counts, options_.seed, epoch, options_.shuffle_shards, worker, workers());
@@ -95,6 +121,19 @@ uint64_t DataLoader::worker_index() const {
 }
 
 Status DataLoader::Start(const LoaderState& state) {
+  if (options_.partitions > 0) {
+    loader::PartitionSet::Config config;
+    config.options = options_;
+    config.worker = worker_index();
+    config.workers = workers();
+    config.shards = shards_;
+    config.counters = counters_;
+    SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<loader::PartitionSet> started,
+                           loader::PartitionSet::Start(std::move(config), state, paused_));
+    if (partitions_) partitions_->Close();
+    partitions_ = std::move(started);
+    return OkStatus();
+  }
   loader::Pipeline::Config config;
   config.options = options_;
   config.worker = state.worker;
@@ -113,9 +152,9 @@ Status DataLoader::Start(const LoaderState& state) {
   return OkStatus();
 }
 
-Result<std::optional<Batch>> DataLoader::Next() { return pipeline_->Next(); }
+Result<std::optional<Batch>> DataLoader::Next() { return partitions_ ? partitions_->Next() : pipeline_->Next(); }
 
-LoaderState DataLoader::State() const { return pipeline_->State(); }
+LoaderState DataLoader::State() const { return partitions_ ? partitions_->State() : pipeline_->State(); }
 
 Status DataLoader::Resume(const LoaderState& state) {
   if (!options_.deterministic) {
@@ -123,6 +162,21 @@ Status DataLoader::Resume(const LoaderState& state) {
                                    "order depends on timing and cannot be replayed");
   }
   const LoaderState here = State();
+  if (options_.partitions > 0) {  // any world size: the partitions fix the order
+    if (state.partitions != options_.partitions) {
+      return InvalidArgumentError("loader state has " + std::to_string(state.partitions) +
+                                  " partitions but this loader " + std::to_string(options_.partitions) +
+                                  "; resume with the partitions and global_batch_size it was saved with");
+    }
+    LoaderState mine = state;
+    mine.worker = here.worker;
+    mine.workers = here.workers;
+    return Start(mine);
+  }
+  if (state.partitions != 0) {
+    return InvalidArgumentError("loader state was saved in elastic mode (" + std::to_string(state.partitions) +
+                                " partitions); open the loader with the same partitions and global_batch_size");
+  }
   if (state.seed != here.seed || state.worker != here.worker || state.workers != here.workers) {
     return InvalidArgumentError("loader state (seed " + std::to_string(state.seed) + ", worker " +
                                 std::to_string(state.worker) + " of " + std::to_string(state.workers) +
@@ -135,10 +189,12 @@ Status DataLoader::Resume(const LoaderState& state) {
 
 void DataLoader::PausePrefetch(bool paused) {
   paused_ = paused;
-  pipeline_->SetPaused(paused);
+  if (partitions_) partitions_->SetPaused(paused);
+  if (pipeline_) pipeline_->SetPaused(paused);
 }
 
 void DataLoader::Close() {
+  if (partitions_) partitions_->Close();
   if (pipeline_) pipeline_->Close();
 }
 
@@ -159,7 +215,7 @@ LoaderCounters DataLoader::Counters() const {
   out.throttles = requests.throttles - c.requests_at_open.throttles;
   out.skipped_records = c.skipped_records.load();
   out.skipped_shards = c.skipped_shards.load();
-  out.buffered_bytes = pipeline_ ? pipeline_->buffered_bytes() : 0;
+  out.buffered_bytes = partitions_ ? partitions_->buffered_bytes() : pipeline_ ? pipeline_->buffered_bytes() : 0;
   out.peak_buffered_bytes = c.peak_buffered.load();
   out.budget_overruns = c.budget_overruns.load();
   return out;

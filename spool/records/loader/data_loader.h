@@ -38,7 +38,13 @@
 // else records are read and dropped undecoded). Without known counts, the
 // shards this worker reached in the epoch are counted by reading them once.
 //
-// Errors: Open fails for bad inputs (a missing manifest shard included).
+// Elastic mode (options.partitions > 0, partitions.h): the order is fixed by
+// the partition count instead of the job's shape, so that the global batch
+// sequence is the same for any number of workers dividing it, and a state
+// saved at one world size resumes at another.
+//
+// Errors: Open fails for bad inputs; a shard is checked against its manifest
+// (NotFound, DataLoss) only when a worker reads it.
 // Next() returns, after the batches ready before it, the first error of the
 // epoch (it names the shard URL and byte offset); with BadShardPolicy::kSkip
 // bad shards are cut short instead and counted. Close() (or destruction)
@@ -98,14 +104,16 @@ struct LoaderCounters {
 
 namespace loader {
 class Pipeline;
+class PartitionSet;
 struct CounterBlock;
 }  // namespace loader
 
 class DataLoader {
  public:
   // Resolves the inputs and the worker identity and starts prefetching
-  // epoch 0. InvalidArgument for bad options, NotFound/DataLoss for inputs
-  // that are missing or do not match their manifest.
+  // epoch 0. InvalidArgument for bad options (in elastic mode also for
+  // partitions the job's workers do not divide), NotFound for a missing
+  // input or manifest.
   static Result<std::unique_ptr<DataLoader>> Open(DataLoaderOptions options);
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
@@ -119,7 +127,9 @@ class DataLoader {
   // Continues from `state` (taken by a loader with the same inputs and
   // [order] options): the batches after it are exactly those an
   // uninterrupted run delivers after that point. InvalidArgument for a state
-  // of another seed or worker.
+  // of another seed or worker. In elastic mode any worker's state of the
+  // same seed and partitions is accepted, from any world size: the job's
+  // remaining records of the epoch are each delivered once.
   Status Resume(const LoaderState& state);
 
   // Paused, the loader starts no read-ahead: a checkpoint saved before a
@@ -153,7 +163,8 @@ class DataLoader {
   WorkerIdentity worker_;
   std::shared_ptr<std::vector<loader::ShardInfo>> shards_;
   std::shared_ptr<loader::CounterBlock> counters_;
-  std::shared_ptr<loader::Pipeline> pipeline_;
+  std::shared_ptr<loader::Pipeline> pipeline_;         // a fixed job shape
+  std::unique_ptr<loader::PartitionSet> partitions_;  // elastic mode (options_.partitions > 0)
   std::atomic<bool> paused_{false};
 };
 

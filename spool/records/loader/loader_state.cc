@@ -19,6 +19,7 @@ std::string LoaderState::Encode() const {
   std::ostringstream out;
   out << kMagic << " seed=" << seed << " epoch=" << epoch << " position=" << position << " worker=" << worker
       << " workers=" << workers;
+  if (partitions != 0) out << " partitions=" << partitions;
   if (!truncated.empty()) {
     out << " truncated=";
     for (size_t i = 0; i < truncated.size(); ++i) {
@@ -52,6 +53,10 @@ Result<LoaderState> LoaderState::Decode(std::string_view text) {
         seen[i] = known = true;
       }
     }
+    if (name == "partitions") {
+      if (!ParseU64(value, &state.partitions)) return bad("partitions is not a number");
+      known = true;
+    }
     if (name == "truncated") {
       known = true;
       std::string_view rest = value;
@@ -74,6 +79,7 @@ Result<LoaderState> LoaderState::Decode(std::string_view text) {
     if (!s) return bad("a field is missing");
   }
   if (state.workers == 0 || state.worker >= state.workers) return bad("worker outside workers");
+  if (state.partitions != 0 && state.partitions % state.workers != 0) return bad("workers must divide partitions");
   return state;
 }
 

@@ -24,6 +24,11 @@ struct LoaderState {
   uint64_t position = 0;  // records delivered in `epoch`
   uint64_t worker = 0;    // rank * local_workers + local_worker
   uint64_t workers = 1;   // world_size * local_workers
+  // Elastic mode (DataLoaderOptions::partitions): the partition count, and
+  // `position` counts the records each partition has delivered (steps times
+  // the per-partition batch); worker and workers say who saved it but do not
+  // bind the resume. 0: a fixed job shape, as above.
+  uint64_t partitions = 0;
   struct Truncation {
     uint32_t shard = 0;
     uint64_t records = 0;  // records readable before the damage
@@ -31,7 +36,8 @@ struct LoaderState {
   };
   std::vector<Truncation> truncated;
 
-  // One line of text: "spool-loader/1 seed=7 epoch=2 position=1536 worker=3 workers=8 truncated=4:100,9:0".
+  // One line of text: "spool-loader/1 seed=7 epoch=2 position=1536 worker=3 workers=8 truncated=4:100,9:0"
+  // (with " partitions=C" before truncated= in elastic mode).
   std::string Encode() const;
   // InvalidArgument naming the text when it is not an Encode() output.
   static Result<LoaderState> Decode(std::string_view text);

@@ -66,6 +66,18 @@ struct DataLoaderOptions {
   // to run and Resume() is refused (FailedPrecondition).
   bool deterministic = true;
 
+  // [order] Elastic mode, off at 0: the epoch is cut into `partitions`
+  // fixed virtual workers, each with its own shuffle buffer (shuffle_buffer
+  // records each) and batches of global_batch_size / partitions records; a
+  // worker owns a contiguous run of partitions and each Next() joins one
+  // batch from each. The job's global batch at step s (the workers' batches
+  // in worker order) is then the same for any number of workers that divides
+  // `partitions`, and State() can be resumed on any such number (docs/loader.md,
+  // "Elastic restarts"). Needs every shard's record count (a manifest or index
+  // files; otherwise shards are counted at open). batch_size is not used.
+  uint64_t partitions = 0;
+  uint64_t global_batch_size = 0;  // records per step over the whole job; a multiple of partitions
+
   // [order] BadShardPolicy::kSkip makes the delivered records depend on which
   // shards are bad; the skips are recorded in State() so resume matches.
   BadShardPolicy bad_shard_policy = BadShardPolicy::kFail;

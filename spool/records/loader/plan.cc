@@ -8,6 +8,11 @@
 
 namespace spool::loader {
 
+uint64_t RecordCut(uint64_t total, uint64_t worker, uint64_t workers) {
+  // Computed without overflow for any realistic total.
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(total) * worker / workers);
+}
+
 std::vector<uint32_t> EpochShardOrder(size_t shards, uint64_t seed, uint64_t epoch, bool shuffle) {
   std::vector<uint32_t> order(shards);
   std::iota(order.begin(), order.end(), 0u);
@@ -40,12 +45,9 @@ Result<std::vector<Segment>> PlanWorkerEpoch(const std::vector<std::optional<uin
   uint64_t total = 0;
   for (const auto& c : counts) total += *c;
   // Worker w gets the records [total*w/W, total*(w+1)/W) of the epoch's
-  // concatenation (computed without overflow for any realistic total).
-  auto cut = [&](uint64_t w) {
-    return static_cast<uint64_t>(static_cast<unsigned __int128>(total) * w / workers);
-  };
-  const uint64_t want_begin = cut(worker);
-  const uint64_t want_end = cut(worker + 1);
+  // concatenation.
+  const uint64_t want_begin = RecordCut(total, worker, workers);
+  const uint64_t want_end = RecordCut(total, worker + 1, workers);
   uint64_t shard_start = 0;  // position of the current shard's first record in the concatenation
   for (uint32_t shard : order) {
     const uint64_t n = *counts[shard];

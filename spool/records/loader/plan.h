@@ -30,6 +30,11 @@ struct Segment {
   friend bool operator==(const Segment&, const Segment&) = default;
 };
 
+// Where worker `worker` of `workers` starts in an epoch of `total` records
+// when counts are known: its share is [RecordCut(w), RecordCut(w + 1)), the
+// same in every epoch (only which shards fill it changes).
+uint64_t RecordCut(uint64_t total, uint64_t worker, uint64_t workers);
+
 // The epoch's shard order (a permutation of [0, shards)).
 std::vector<uint32_t> EpochShardOrder(size_t shards, uint64_t seed, uint64_t epoch, bool shuffle);
 
