@@ -17,11 +17,20 @@
 // the step once every rank's part is there, and every rank resumes from its
 // own part.
 //
+// Elastic (--partitions C): the loader's order is fixed by C partitions and
+// --batch-size is the global batch (records per step over all ranks), so the
+// job may restart on any world size dividing C: rank r then resumes from
+// the part of old rank r mod (old world size), and the job's global batches
+// continue exactly where they stopped. --trace FILE writes the CRC32C of
+// every record of each step's batch, a line per step, to compare runs of
+// different world sizes batch for batch.
+//
 // Preemption: on SIGTERM (what Kubernetes sends before stopping a pod) the
 // loop finishes the step it is in, saves that step with priority before the
 // deadline (--preemption-grace minus --preemption-margin after the signal)
 // and exits with 143; the restarted pod resumes from that step. See
 // docs/checkpoints.md, "Preemption".
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -58,6 +67,8 @@ struct Args {
   uint64_t seed = 7;
   double learning_rate = 0.5;
   int step_delay_ms = 0;  // simulated compute per step, for demos
+  uint64_t partitions = 0;  // elastic mode when > 0; batch_size is then the global batch
+  std::string trace;        // a line per step: its records' CRC32Cs
   int preemption_grace = 30;  // seconds from SIGTERM to SIGKILL; 0: no handler
   int preemption_margin = 5;  // seconds kept for exiting after the save
   int inputs = 64;
@@ -115,6 +126,11 @@ spool::DataLoaderOptions LoaderOptions(const Args& args, const std::string& inpu
   options.epochs = training ? 0 : 1;  // training: as many epochs as --steps needs
   options.shuffle_shards = training;
   options.shuffle_buffer = training ? 512 : 0;
+  if (training && args.partitions > 0) {
+    options.partitions = args.partitions;
+    options.global_batch_size = args.batch_size;
+    options.shuffle_buffer = std::max<uint64_t>(512 / args.partitions, 16);  // per partition
+  }
   if (!training) {  // every replica evaluates the whole held-out set
     options.rank = 0;
     options.world_size = 1;
@@ -132,15 +148,31 @@ struct Restored {
 };
 
 // The latest complete checkpoint (this rank's part of it), or a fresh model
-// when there is none.
-Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& args, int rank) {
+// when there is none. A checkpoint of another world size restores in
+// elastic mode only, from the part of rank `rank` mod its world size.
+Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& args, int rank, int world_size) {
   SPOOL_ASSIGN_OR_RETURN(std::optional<int64_t> latest, manager.Latest());
   if (!latest) {
     std::printf("no checkpoint under %s: starting from step 0\n", args.checkpoints.c_str());
     return Restored{SoftmaxModel(args.inputs, args.classes), Progress{}, std::nullopt};
   }
+  SPOOL_ASSIGN_OR_RETURN(spool::CheckpointManifest saved, manager.ReadManifest(*latest));
+  int source_rank = rank;
+  if (saved.world_size != world_size) {
+    if (args.partitions == 0) {
+      return spool::FailedPreconditionError(
+          "checkpoint step " + std::to_string(*latest) + " under " + args.checkpoints + " was saved by " +
+          std::to_string(saved.world_size) + " ranks and this job has " + std::to_string(world_size) +
+          ": restart with " + std::to_string(saved.world_size) +
+          " ranks, or train with --partitions (elastic) to change the world size");
+    }
+    source_rank = rank % saved.world_size;
+    std::printf("elastic restart: checkpoint step %lld was saved by %d ranks, this job has %d; rank %d resumes "
+                "from rank %d's part\n",
+                static_cast<long long>(*latest), saved.world_size, world_size, rank, source_rank);
+  }
   const auto folder = args.workdir / ("restored-rank-" + std::to_string(rank));
-  SPOOL_ASSIGN_OR_RETURN(spool::CheckpointManifest manifest, manager.Restore(*latest, folder));
+  SPOOL_ASSIGN_OR_RETURN(spool::CheckpointManifest manifest, manager.RestoreRank(*latest, source_rank, folder));
   std::ifstream in(folder / "model.bin", std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   SPOOL_ASSIGN_OR_RETURN(SoftmaxModel model, SoftmaxModel::Deserialize(bytes));
@@ -276,11 +308,17 @@ Result<int> Train(const Args& args) {
   checkpoint_options.rank = loader->worker().rank;
   checkpoint_options.world_size = loader->worker().world_size;
   SPOOL_ASSIGN_OR_RETURN(auto manager, spool::CheckpointManager::Open(args.checkpoints, checkpoint_options));
-  SPOOL_ASSIGN_OR_RETURN(Restored state, RestoreOrStart(*manager, args, loader->worker().rank));
+  SPOOL_ASSIGN_OR_RETURN(Restored state,
+                         RestoreOrStart(*manager, args, loader->worker().rank, loader->worker().world_size));
   if (state.loader) SPOOL_RETURN_IF_ERROR(loader->Resume(*state.loader));
 
   SoftmaxModel& model = state.model;
   Progress& progress = state.progress;
+  std::ofstream trace;
+  if (!args.trace.empty()) {
+    trace.open(args.trace, std::ios::app);
+    if (!trace) return spool::InvalidArgumentError("cannot open the trace file " + args.trace);
+  }
   double loss_sum = 0;
   int64_t loss_steps = 0;
   double last_loss = 0;
@@ -293,7 +331,17 @@ Result<int> Train(const Args& args) {
       SPOOL_RETURN_IF_ERROR(ReadExample(batch->examples[i], args, features, labels));
       progress.See(batch->records[i]);
     }
-    last_loss = model.TrainStep(features, labels, args.learning_rate);
+    if (trace.is_open()) {  // flushed per step: a killed run's trace is whole up to its last step
+      char crc[16];
+      trace << progress.step + 1;
+      for (const std::string& record : batch->records) {
+        std::snprintf(crc, sizeof crc, " %08x", spool::crc32c::Value(record));
+        trace << crc;
+      }
+      trace << std::endl;
+    }
+    // An elastic job's last step of an epoch may leave this rank nothing.
+    if (!labels.empty()) last_loss = model.TrainStep(features, labels, args.learning_rate);
     loss_sum += last_loss;
     ++loss_steps;
     ++progress.step;
@@ -364,6 +412,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", args.seed, "shuffling seed");
   app.add_option("--learning-rate", args.learning_rate);
   app.add_option("--step-delay-ms", args.step_delay_ms, "simulated compute time per step");
+  app.add_option("--partitions", args.partitions,
+                 "elastic mode: the data order is fixed by this many partitions (a multiple of every world size the "
+                 "job may run on) and --batch-size is the global batch over all ranks");
+  app.add_option("--trace", args.trace, "append a line per step with the CRC32C of each record of its batch");
   app.add_option("--inputs", args.inputs, "number of input features");
   app.add_option("--classes", args.classes, "number of classes");
   app.add_option("--feature-prefix", args.feature_prefix, "input features are named <prefix>0, <prefix>1, ...");
