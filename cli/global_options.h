@@ -1,6 +1,7 @@
 // Flags every spool subcommand accepts, and how they map to StoreOptions.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "spool/core/storage/registry.h"
@@ -16,6 +17,10 @@ struct GlobalOptions {
   bool path_style = false;
   bool quiet = false;  // no per-object progress lines
   bool json = false;   // machine-readable output (one JSON object per line)
+  bool stats = false;  // --stats: what the requests did, on stderr at the end
+  // Every store the command opens counts into these (what --stats and the
+  // metrics exporter report).
+  std::shared_ptr<RequestCounters> counters = std::make_shared<RequestCounters>();
 
   // The S3-only flags become "s3." settings; --no-sign-request applies to
   // every cloud scheme.
@@ -23,6 +28,7 @@ struct GlobalOptions {
     StoreOptions options;
     options.endpoint_url = endpoint_url;
     options.ca_bundle = ca_bundle;
+    options.counters = counters;
     if (!region.empty()) options.settings["s3.region"] = region;
     if (!profile.empty()) options.settings["s3.profile"] = profile;
     if (path_style) options.settings["s3.path_style"] = "true";

@@ -7,14 +7,18 @@
 // see cli/interrupts.h).
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "cli/commands/commands.h"
 #include "cli/global_options.h"
 #include "cli/interrupts.h"
 #include "cli/output.h"
+#include "cli/stats.h"
 #include "spool/core/version.h"
+#include "spool/metrics/exporter.h"
 #include "spool/register_backends.h"
 
 namespace {
@@ -32,6 +36,18 @@ void AddGlobalOptions(CLI::App& app, spool::cli::GlobalOptions& global) {
   app.add_flag("--path-style", global.path_style, "S3 path-style addressing (http://host/bucket/key)");
   app.add_flag("-q,--quiet", global.quiet, "Print nothing but errors");
   app.add_flag("--json", global.json, "Machine-readable output: one JSON object per line");
+  app.add_flag("--stats", global.stats,
+               "When the command ends, print what its requests did on stderr (requests, bytes, retries, "
+               "throttles, errors and latency per operation; JSON with --json)");
+}
+
+// The command's request counters in the process's metrics (what
+// SPOOL_METRICS_PORT and SPOOL_METRICS_FILE export), as owner="cli".
+spool::metrics::MetricsRegistry::Registration RegisterCliMetrics(const spool::cli::GlobalOptions& global) {
+  return spool::metrics::MetricsRegistry::Global().Add(
+      [counters = global.counters](spool::metrics::MetricsWriter& writer) {
+        spool::metrics::WriteRequestMetrics(writer, counters->Snapshot(), {{"owner", "cli"}});
+      });
 }
 
 }  // namespace
@@ -57,15 +73,28 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : kExitUsage;
   }
+  // Opt-in export (SPOOL_METRICS_PORT, SPOOL_METRICS_FILE): the file gets
+  // the command's final counts when the exporter closes at exit.
+  auto metrics_registration = RegisterCliMetrics(global);
+  auto exporter = spool::metrics::MetricsExporter::FromEnvironment();
+  if (!exporter.ok()) {
+    spool::cli::PrintError(exporter.status());
+    return kExitUsage;
+  }
   for (const spool::cli::Command& command : commands) {
     if (!command.app->parsed()) continue;
     spool::Status status;
     int interrupted = 0;
+    const auto started = std::chrono::steady_clock::now();
     {
       spool::cli::Interrupts interrupts;
       spool::CancelScope scope(interrupts.token());
       status = command.run();
       interrupted = interrupts.signal();
+    }
+    if (global.stats) {
+      std::fflush(stdout);
+      spool::cli::PrintStats(global.counters->Snapshot(), std::chrono::steady_clock::now() - started, global.json);
     }
     if (interrupted != 0) {
       // The command stopped early; its status says what it left behind.

@@ -4,9 +4,11 @@
 #include <mutex>
 #include <utility>
 
+#include "spool/core/http/metered_transport.h"
 #include "spool/core/log.h"
 #include "spool/core/parallel_for.h"
 #include "spool/gcs/default_credentials.h"
+#include "spool/gcs/request_ops.h"
 #include "spool/gcs/gcs_reader.h"
 #include "spool/gcs/gcs_writer.h"
 
@@ -36,6 +38,7 @@ Result<std::shared_ptr<GcsStore>> GcsStore::Open(GcsStoreOptions options) {
     }
   }
   if (!options.transport) options.transport = MakeCurlTransport(options.http);
+  options.transport = MeterTransport(std::move(options.transport), options.counters, ClassifyRequest);
   if (!options.credentials) {
     if (options.anonymous || emulator) {
       options.credentials = MakeAnonymousCredentials();

@@ -37,6 +37,9 @@ struct GcsStoreOptions {
   std::shared_ptr<Credentials> credentials;
   bool anonymous = false;
   std::shared_ptr<HttpTransport> transport;  // empty: libcurl with `http`
+  // Where every exchange (token fetches included) is counted, by operation
+  // (core/request_counters.h); empty: not counted.
+  std::shared_ptr<RequestCounters> counters;
   HttpOptions http;
   Executor* executor = nullptr;  // default: DefaultExecutor()
   ByteBudget* budget = nullptr;  // default: DefaultByteBudget()

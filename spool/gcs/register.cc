@@ -11,6 +11,7 @@ Result<GcsStoreOptions> GcsOptionsFromStoreOptions(const Url& url, const StoreOp
   gcs.executor = options.executor;
   gcs.budget = options.budget;
   gcs.retry = CountingRetry(options);
+  gcs.counters = options.counters;
   if (auto anonymous = settings.find("anonymous"); anonymous != settings.end()) {
     SPOOL_ASSIGN_OR_RETURN(gcs.anonymous, ParseBoolSetting("gs.anonymous", anonymous->second));
   }

@@ -3,8 +3,10 @@
 #include <random>
 
 #include "spool/core/cancel.h"
+#include "spool/core/http/metered_transport.h"
 #include "spool/s3/credential_providers.h"
 #include "spool/s3/errors.h"
+#include "spool/s3/request_ops.h"
 #include "spool/s3/s3_reader.h"
 #include "spool/s3/s3_writer.h"
 
@@ -29,7 +31,10 @@ Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const 
   SPOOL_ASSIGN_OR_RETURN(ResolvedConfig config, ResolveConfig(options, bucket, env));
   HttpOptions http;
   http.ca_bundle = config.ca_bundle;
-  auto transport = MakeCurlTransport(http);
+  // Every exchange is counted into the store's counters (the registry's, or
+  // the caller's through StoreOptions::counters).
+  const std::shared_ptr<RequestCounters>& counters = options.store.counters;
+  auto transport = MeterTransport(MakeCurlTransport(http), counters, ClassifyRequest);
   // Credential sources (STS, container, instance metadata) answer quickly or not at all.
   HttpOptions credential_http = http;
   credential_http.connect_timeout = std::chrono::seconds(2);
@@ -40,7 +45,9 @@ Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const 
   } else {
     ChainOptions chain{"", "", "", options.profile, config.region};
     chain.retry.environment = config.retry.environment;
-    credentials = MakeDefaultChain(chain, env, MakeCurlTransport(credential_http));
+    credentials = MakeDefaultChain(chain, env,
+                                   MeterTransport(MakeCurlTransport(credential_http), counters,
+                                                  [](const HttpRequest&) { return RequestOp::kTokenFetch; }));
   }
   auto client = std::make_shared<S3Client>(std::move(config), bucket, std::move(transport), std::move(credentials));
   return std::make_shared<S3Store>(std::move(client), options.store.executor, options.store.budget);

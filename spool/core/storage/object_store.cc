@@ -7,15 +7,6 @@
 
 namespace spool {
 
-void RequestCounters::CountRetry(const Status& failure) {
-  retries_.fetch_add(1, std::memory_order_relaxed);
-  if (IsThrottle(failure)) throttles_.fetch_add(1, std::memory_order_relaxed);
-}
-
-RequestCounts RequestCounters::Snapshot() const {
-  return RequestCounts{retries_.load(std::memory_order_relaxed), throttles_.load(std::memory_order_relaxed)};
-}
-
 void ObjectStore::UseCounters(std::shared_ptr<RequestCounters> counters) {
   if (counters) counters_ = std::move(counters);
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spool/core/request_counters.h"
 #include "spool/core/status.h"
 
 namespace spool {
@@ -116,27 +117,6 @@ struct IncompleteUpload {
   std::string key;  // the object it would have become
   std::string id;   // S3's upload id; the temporary file's name for a local store
   std::chrono::system_clock::time_point started{};
-};
-
-// What a store's requests cost, as counted so far.
-struct RequestCounts {
-  uint64_t retries = 0;    // attempts repeated after a retryable failure
-  uint64_t throttles = 0;  // of those, after the service asked to slow down (core/retry.h IsThrottle)
-};
-
-// The counters a store (or several: see StoreOptions::counters in
-// core/storage/registry.h) counts its requests into. Backends count through
-// their retry environment's on_retry hook, credential fetches included.
-// Thread-safe; a snapshot is a consistent value of each counter, not of
-// all of them together.
-class RequestCounters {
- public:
-  void CountRetry(const Status& failure);
-  RequestCounts Snapshot() const;
-
- private:
-  std::atomic<uint64_t> retries_{0};
-  std::atomic<uint64_t> throttles_{0};
 };
 
 class ObjectStore {
