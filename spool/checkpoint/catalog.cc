@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/stats.h"
 #include "spool/core/parallel_for.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
@@ -178,6 +179,7 @@ Status CheckpointManager::CheckFile(int64_t step, const CheckpointFile& file, ui
 }
 
 Status CheckpointManager::Verify(int64_t step) {
+  checkpoint_internal::ScopedTimer timer(stats_->verify);
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));
   const uint64_t chunk_size = std::max<uint64_t>(options_.chunk_size, 4096);
   return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <thread>
 
+#include "spool/checkpoint/stats.h"
 #include "spool/core/log.h"
 
 namespace spool {
@@ -22,17 +23,25 @@ Result<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(std::string_v
   StoreOptions effective = store_options;
   if (effective.executor == nullptr) effective.executor = options.executor;
   if (effective.budget == nullptr) effective.budget = options.budget;
+  // Counters of its own, so that its requests are reported as the manager's.
+  const bool own_counters = !effective.counters;
+  if (own_counters) effective.counters = std::make_shared<RequestCounters>();
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, OpenLocation(root_url, effective));
   auto manager = std::make_unique<CheckpointManager>(std::move(location.store), location.key, std::move(options));
+  if (own_counters) manager->RegisterMetrics(true);
   SPOOL_RETURN_IF_ERROR(manager->Start());
   return manager;
 }
 
 CheckpointManager::CheckpointManager(std::shared_ptr<ObjectStore> store, std::string_view root_key,
                                      CheckpointOptions options)
-    : store_(std::move(store)), layout_(root_key), options_(std::move(options)) {
+    : store_(std::move(store)),
+      stats_(std::make_unique<checkpoint_internal::StatsBlock>()),
+      layout_(root_key),
+      options_(std::move(options)) {
   attempt_ = options_.attempt.empty() ? LauncherAttempt() : options_.attempt;
   last_save_time_ = SteadyNow();
+  RegisterMetrics(false);
 }
 
 CheckpointManager::~CheckpointManager() {
@@ -77,6 +86,7 @@ void CheckpointManager::NoteSaveStarted(int64_t step) {
 
 Result<CheckpointManifest> CheckpointManager::Save(int64_t step, const CheckpointSource& source,
                                                    CheckpointMetadata metadata) {
+  checkpoint_internal::ScopedTimer blocked(stats_->blocked);
   std::lock_guard save_lock(save_mu_);
   NoteSaveStarted(step);
   Result<CheckpointManifest> result = SaveLocked(step, source, std::move(metadata));
@@ -118,6 +128,7 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
                                                     CheckpointMetadata metadata) {
   if (step < 0) return InvalidArgumentError("checkpoint step " + std::to_string(step) + " is negative");
   SPOOL_RETURN_IF_ERROR(source.Validate());
+  checkpoint_internal::ScopedTimer blocked(stats_->blocked);
 
   // Held until the new save is registered, so two callers cannot both start.
   std::lock_guard lock(async_mu_);
@@ -193,6 +204,7 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
 Result<CheckpointManifest> CheckpointManager::SaveBeforeDeadline(int64_t step, const CheckpointSource& source,
                                                                  CheckpointMetadata metadata,
                                                                  std::chrono::steady_clock::time_point deadline) {
+  checkpoint_internal::ScopedTimer blocked(stats_->blocked);
   const std::string what = "checkpoint step " + std::to_string(step);
   auto missed = [&](const Status& status) -> Status {
     std::string latest = "none";

@@ -62,6 +62,7 @@
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
 #include "spool/core/storage/registry.h"
+#include "spool/metrics/registry.h"
 
 namespace spool {
 
@@ -147,6 +148,29 @@ struct CleanupReport {
   // temporary files), aborted; see AbortIncompleteUploads.
   std::vector<IncompleteUpload> uploads_aborted;
 };
+
+// What a manager's saves and restores did since it was made (a snapshot;
+// docs/metrics.md names the same figures as Prometheus metrics).
+struct CheckpointStats {
+  uint64_t saves = 0;           // saves that succeeded (ranks other than 0: their part was written)
+  uint64_t save_failures = 0;
+  uint64_t uploaded_files = 0;  // files this manager uploaded (its own rank's)
+  uint64_t uploaded_bytes = 0;
+  uint64_t restores = 0;
+  uint64_t restore_failures = 0;
+  uint64_t restored_bytes = 0;
+  std::optional<int64_t> last_saved_step;
+  HistogramCounts save_seconds;     // a whole save: uploads, their verification, the commit
+  HistogramCounts blocked_seconds;  // the caller's wait in Save, SaveAsync or SaveBeforeDeadline
+  HistogramCounts upload_seconds;   // this rank's files, uploaded and each confirmed by size and CRC32C
+  HistogramCounts commit_seconds;   // files durable to step committed (rank 0: waiting for every part)
+  HistogramCounts restore_seconds;  // download, CRC32C check of every file, swap into place
+  HistogramCounts verify_seconds;   // Verify(): every file read back and checked
+};
+
+namespace checkpoint_internal {
+struct StatsBlock;
+}  // namespace checkpoint_internal
 
 // TORCHELASTIC_RUN_ID-TORCHELASTIC_RESTART_COUNT when torchrun set both (the
 // same on every rank of one run, new on each restart), else "".
@@ -249,10 +273,20 @@ class CheckpointManager {
   ObjectStore& store() { return *store_; }
   const CheckpointLayout& layout() const { return layout_; }
 
+  // What this manager's saves and restores did; thread-safe. A manager also
+  // reports them (owner="checkpoint") to the process's metrics registry
+  // (spool/metrics/registry.h), with its store's requests when Open made
+  // the store for it.
+  CheckpointStats Stats() const;
+  RequestCounts Requests() const { return store_->counters().Snapshot(); }
+
  private:
   // `file_concurrency` 0: options_.file_concurrency.
   Result<CheckpointManifest> SaveLocked(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata,
                                         int file_concurrency = 0, bool retention = true);
+  // SaveLocked without the stats it records around it.
+  Result<CheckpointManifest> SaveUncounted(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata,
+                                           int file_concurrency, bool retention);
   Result<CheckpointFile> UploadEntry(int64_t step, const CheckpointSource::Entry& entry);
   Result<CheckpointFile> UploadEntry(const std::string& key, const CheckpointSource::Entry& entry);
   Status ConfirmUpload(const std::string& key, const ObjectInfo& written, uint64_t size, uint32_t crc);
@@ -276,6 +310,8 @@ class CheckpointManager {
   Result<CheckpointManifest> RestoreRankOf(CheckpointManifest manifest, int rank, const std::filesystem::path& folder);
   Result<CheckpointManifest> RestoreInto(CheckpointManifest manifest, const std::filesystem::path& folder,
                                          const std::string& key_folder);
+  Result<CheckpointManifest> RestoreUncounted(CheckpointManifest manifest, const std::filesystem::path& folder,
+                                              const std::string& key_folder);
   // Downloads manifest.files, each from FileKey(step, key_folder + path).
   Status DownloadAll(const CheckpointManifest& manifest, const std::filesystem::path& temp,
                      const std::string& key_folder = {});
@@ -287,7 +323,10 @@ class CheckpointManager {
   std::chrono::system_clock::time_point WallNow() const;
   std::chrono::steady_clock::time_point SteadyNow() const;
 
+  void RegisterMetrics(bool with_requests);
+
   std::shared_ptr<ObjectStore> store_;
+  std::unique_ptr<checkpoint_internal::StatsBlock> stats_;
   CheckpointLayout layout_;
   CheckpointOptions options_;
   bool conditional_create_unsupported_ = false;  // guarded by save_mu_
@@ -310,6 +349,8 @@ class CheckpointManager {
   std::optional<std::future<Result<CheckpointManifest>>> background_;
   std::shared_ptr<CancelSource> background_cancel_;  // the background save's work
   int64_t background_step_ = -1;
+  // Last: removed from the registry before anything it reads goes.
+  metrics::MetricsRegistry::Registration metrics_;
 };
 
 }  // namespace spool

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/stats.h"
 #include "spool/core/cancel.h"
 #include "spool/core/log.h"
 #include "spool/core/parallel_for.h"
@@ -117,11 +118,14 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
     part.part.attempt = attempt_;
     part.part.metadata = std::move(metadata);
     part.part.files.resize(entries.size());
-    Status uploaded = ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
-      SPOOL_ASSIGN_OR_RETURN(part.part.files[i], UploadEntry(layout_.RankPrefix(step, rank) + entries[i].path,
-                                                             entries[i]));
-      return OkStatus();
-    });
+    Status uploaded = [&] {
+      checkpoint_internal::ScopedTimer timer(stats_->upload);
+      return ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
+        SPOOL_ASSIGN_OR_RETURN(part.part.files[i], UploadEntry(layout_.RankPrefix(step, rank) + entries[i].path,
+                                                               entries[i]));
+        return OkStatus();
+      });
+    }();
     if (uploaded.ok()) uploaded = CancelToken::Current().Check("saving " + where);
     if (uploaded.ok()) {
       part.wall_time = WallNow();
@@ -156,6 +160,7 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
     return manifest;
   }
 
+  checkpoint_internal::ScopedTimer commit_timer(stats_->commit);
   Result<std::vector<CheckpointRankPart>> parts = WaitForParts(step);
   Status gathered = parts.ok() ? CheckPartFiles(step, *parts) : parts.status();
   if (gathered.ok()) gathered = CancelToken::Current().Check("committing checkpoint step " + std::to_string(step));

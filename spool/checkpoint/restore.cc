@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/stats.h"
 #include "spool/core/parallel_for.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
@@ -161,6 +162,23 @@ Result<CheckpointManifest> CheckpointManager::RestoreRankOf(CheckpointManifest m
 
 Result<CheckpointManifest> CheckpointManager::RestoreInto(CheckpointManifest manifest, const fs::path& folder,
                                                          const std::string& key_folder) {
+  uint64_t bytes = 0;
+  for (const CheckpointFile& file : manifest.files) bytes += file.size;
+  Result<CheckpointManifest> restored = [&] {
+    checkpoint_internal::ScopedTimer timer(stats_->restore);
+    return RestoreUncounted(std::move(manifest), folder, key_folder);
+  }();
+  if (restored.ok()) {
+    stats_->restores.fetch_add(1);
+    stats_->restored_bytes.fetch_add(bytes);
+  } else {
+    stats_->restore_failures.fetch_add(1);
+  }
+  return restored;
+}
+
+Result<CheckpointManifest> CheckpointManager::RestoreUncounted(CheckpointManifest manifest, const fs::path& folder,
+                                                              const std::string& key_folder) {
   const int64_t step = manifest.step;
   if (folder.empty()) return InvalidArgumentError("restore target folder is empty");
   const fs::path target = fs::absolute(folder).lexically_normal();

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "spool/checkpoint/checkpoint_manager.h"
+#include "spool/checkpoint/stats.h"
 #include "spool/core/parallel_for.h"
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
@@ -32,6 +33,22 @@ struct FileDescriptor {
 Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const CheckpointSource& source,
                                                          CheckpointMetadata metadata, int file_concurrency,
                                                          bool retention) {
+  Result<CheckpointManifest> saved = [&] {
+    checkpoint_internal::ScopedTimer timer(stats_->save);
+    return SaveUncounted(step, source, std::move(metadata), file_concurrency, retention);
+  }();
+  if (saved.ok()) {
+    stats_->saves.fetch_add(1);
+    stats_->last_saved_step.store(step);
+  } else {
+    stats_->save_failures.fetch_add(1);
+  }
+  return saved;
+}
+
+Result<CheckpointManifest> CheckpointManager::SaveUncounted(int64_t step, const CheckpointSource& source,
+                                                            CheckpointMetadata metadata, int file_concurrency,
+                                                            bool retention) {
   const std::string where = "checkpoint step " + std::to_string(step) + " at " + Url(layout_.StepPrefix(step));
   if (step < 0) return InvalidArgumentError("checkpoint step " + std::to_string(step) + " is negative");
   SPOOL_RETURN_IF_ERROR(source.Validate());
@@ -47,10 +64,13 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
 
   const auto& entries = source.entries();
   std::vector<CheckpointFile> files(entries.size());
-  Status uploaded = ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
-    SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, entries[i]));
-    return OkStatus();
-  });
+  Status uploaded = [&] {
+    checkpoint_internal::ScopedTimer timer(stats_->upload);
+    return ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
+      SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, entries[i]));
+      return OkStatus();
+    });
+  }();
   // A cancelled save (the caller's Ctrl-C, a destroyed manager, a
   // preemption deadline) never commits, even when every file arrived.
   if (uploaded.ok()) uploaded = CancelToken::Current().Check("saving " + where);
@@ -69,6 +89,7 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
     return uploaded.WithContext("saving " + where + " failed, nothing was committed");
   }
 
+  checkpoint_internal::ScopedTimer commit_timer(stats_->commit);
   CheckpointManifest manifest;
   manifest.step = step;
   manifest.wall_time = WallNow();
@@ -108,6 +129,8 @@ Result<CheckpointFile> CheckpointManager::UploadEntry(const std::string& key, co
     size = bytes->size();
     SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
     SPOOL_RETURN_IF_ERROR(ConfirmUpload(key, written, size, crc));
+    stats_->uploaded_files.fetch_add(1);
+    stats_->uploaded_bytes.fetch_add(size);
     return CheckpointFile{entry.path, size, crc};
   }
 
@@ -135,6 +158,8 @@ Result<CheckpointFile> CheckpointManager::UploadEntry(const std::string& key, co
   }
   SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
   SPOOL_RETURN_IF_ERROR(ConfirmUpload(key, written, size, crc));
+  stats_->uploaded_files.fetch_add(1);
+  stats_->uploaded_bytes.fetch_add(size);
   return CheckpointFile{entry.path, size, crc};
 }
 

@@ -45,9 +45,8 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   // The loader's requests: with URL inputs, stores of its own that count
   // into its own counters (stores opened with other counters are never
   // shared with it); with a caller's store, that store's counters.
-  if (!options.store && !options.store_options.counters) {
-    options.store_options.counters = std::make_shared<RequestCounters>();
-  }
+  const bool owns_requests = !options.store && !options.store_options.counters;
+  if (owns_requests) options.store_options.counters = std::make_shared<RequestCounters>();
   std::shared_ptr<RequestCounters> requests =
       options.store ? options.store->shared_counters() : options.store_options.counters;
   const RequestCounts requests_at_open = requests->Snapshot();
@@ -73,6 +72,8 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
       std::move(options), worker, std::make_shared<std::vector<loader::ShardInfo>>(std::move(shards))));
   loader->counters_->requests = std::move(requests);
   loader->counters_->requests_at_open = requests_at_open;
+  loader->counters_->owns_requests = owns_requests;
+  loader->RegisterMetrics();
   LoaderState start;
   start.seed = loader->options_.seed;
   start.worker = loader->worker_index();
@@ -131,6 +132,7 @@ Status DataLoader::Start(const LoaderState& state) {
     SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<loader::PartitionSet> started,
                            loader::PartitionSet::Start(std::move(config), state, paused_));
     if (partitions_) partitions_->Close();
+    std::lock_guard lock(swap_mu_);
     partitions_ = std::move(started);
     return OkStatus();
   }
@@ -148,11 +150,17 @@ Status DataLoader::Start(const LoaderState& state) {
     return started;
   }
   if (pipeline_) pipeline_->Close();
+  std::lock_guard lock(swap_mu_);
   pipeline_ = std::move(pipeline);
   return OkStatus();
 }
 
-Result<std::optional<Batch>> DataLoader::Next() { return partitions_ ? partitions_->Next() : pipeline_->Next(); }
+Result<std::optional<Batch>> DataLoader::Next() {
+  const auto started = std::chrono::steady_clock::now();
+  Result<std::optional<Batch>> batch = partitions_ ? partitions_->Next() : pipeline_->Next();
+  counters_->next_wait.Add(std::chrono::steady_clock::now() - started);
+  return batch;
+}
 
 LoaderState DataLoader::State() const { return partitions_ ? partitions_->State() : pipeline_->State(); }
 
@@ -215,10 +223,44 @@ LoaderCounters DataLoader::Counters() const {
   out.throttles = requests.throttles - c.requests_at_open.throttles;
   out.skipped_records = c.skipped_records.load();
   out.skipped_shards = c.skipped_shards.load();
-  out.buffered_bytes = partitions_ ? partitions_->buffered_bytes() : pipeline_ ? pipeline_->buffered_bytes() : 0;
+  {
+    std::lock_guard lock(swap_mu_);  // a Resume on the consumer thread may be replacing them
+    out.buffered_bytes = partitions_ ? partitions_->buffered_bytes() : pipeline_ ? pipeline_->buffered_bytes() : 0;
+  }
   out.peak_buffered_bytes = c.peak_buffered.load();
   out.budget_overruns = c.budget_overruns.load();
+  out.memory_budget = options_.memory_budget;
+  out.next_wait = c.next_wait.Snapshot();
   return out;
+}
+
+RequestCounts DataLoader::Requests() const { return counters_->requests->Snapshot(); }
+
+void DataLoader::RegisterMetrics() {
+  metrics_ = metrics::MetricsRegistry::Global().Add([this](metrics::MetricsWriter& writer) {
+    const LoaderCounters c = Counters();
+    const metrics::Labels none;
+    auto counter = [&](const char* name, const char* help, double value) { writer.Counter(name, help, none, value); };
+    counter("spool_loader_records_total", "records delivered by Next()", static_cast<double>(c.records));
+    counter("spool_loader_bytes_total", "record payload bytes delivered", static_cast<double>(c.bytes));
+    counter("spool_loader_read_bytes_total", "bytes read from the store (compressed, if so)",
+            static_cast<double>(c.object_bytes));
+    counter("spool_loader_input_wait_seconds_total", "time Next() waited for data: the input-bound figure",
+            c.wait_seconds);
+    counter("spool_loader_budget_overruns_total", "fetches let past a full memory budget to avoid a stall",
+            static_cast<double>(c.budget_overruns));
+    counter("spool_loader_skipped_shards_total", "shards cut short under BadShardPolicy::kSkip",
+            static_cast<double>(c.skipped_shards));
+    counter("spool_loader_skipped_records_total", "known records lost to skipped shards",
+            static_cast<double>(c.skipped_records));
+    writer.Gauge("spool_loader_buffered_bytes", "bytes held now: records, batches, read-ahead", none,
+                 static_cast<double>(c.buffered_bytes));
+    writer.Gauge("spool_loader_memory_budget_bytes", "the memory budget the buffered bytes stay within", none,
+                 static_cast<double>(c.memory_budget));
+    writer.Histogram("spool_loader_next_seconds", "how long each Next() call took (waiting for data, mostly)", none,
+                     c.next_wait);
+    if (counters_->owns_requests) metrics::WriteRequestMetrics(writer, Requests(), {{"owner", "loader"}});
+  });
 }
 
 }  // namespace spool

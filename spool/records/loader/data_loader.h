@@ -52,13 +52,18 @@
 // returns Cancelled), cancels the requests in flight and waits for every
 // task the loader started; none runs after Close() returns.
 //
+// Metrics: an open loader reports its counters (owner="loader") to the
+// process's metrics registry (spool/metrics/registry.h; docs/metrics.md), and
+// its own requests when its inputs are URLs.
+//
 // Threading: Next, State, Resume and Counters are called from one consumer
-// thread at a time; Close and Counters may be called from any thread.
+// thread at a time; Close, Counters and Requests may be called from any thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +74,7 @@
 #include "spool/records/loader/loader_state.h"
 #include "spool/records/loader/options.h"
 #include "spool/records/loader/worker_env.h"
+#include "spool/metrics/registry.h"
 
 namespace spool {
 
@@ -100,6 +106,8 @@ struct LoaderCounters {
   uint64_t buffered_bytes = 0;      // held now: records, batches, read-ahead
   uint64_t peak_buffered_bytes = 0;
   uint64_t budget_overruns = 0;     // fetches let past a full budget to avoid a stall
+  uint64_t memory_budget = 0;       // DataLoaderOptions::memory_budget
+  HistogramCounts next_wait;        // how long each Next() took: its waits for data, as a distribution
 };
 
 namespace loader {
@@ -150,6 +158,10 @@ class DataLoader {
   uint64_t workers() const;  // world_size * local_workers
 
   LoaderCounters Counters() const;
+  // What the loader's requests did, per operation (core/request_counters.h):
+  // its own requests when its inputs are URLs; with DataLoaderOptions::store,
+  // that store's counters, which count whoever else uses the store.
+  RequestCounts Requests() const;
   const WorkerIdentity& worker() const { return worker_; }
   const std::vector<loader::ShardInfo>& shards() const { return *shards_; }
 
@@ -158,14 +170,20 @@ class DataLoader {
              std::shared_ptr<std::vector<loader::ShardInfo>> shards);
   Status Start(const LoaderState& state);
   uint64_t worker_index() const;
+  void RegisterMetrics();
 
   DataLoaderOptions options_;
   WorkerIdentity worker_;
   std::shared_ptr<std::vector<loader::ShardInfo>> shards_;
   std::shared_ptr<loader::CounterBlock> counters_;
+  // Replaced by Resume on the consumer thread; swap_mu_ guards the
+  // replacement against Counters() on other threads.
+  mutable std::mutex swap_mu_;
   std::shared_ptr<loader::Pipeline> pipeline_;         // a fixed job shape
   std::unique_ptr<loader::PartitionSet> partitions_;  // elastic mode (options_.partitions > 0)
   std::atomic<bool> paused_{false};
+  // Last: removed from the metrics registry before anything it reads goes.
+  metrics::MetricsRegistry::Registration metrics_;
 };
 
 }  // namespace spool

@@ -50,6 +50,8 @@ struct CounterBlock {
   RequestCounts requests_at_open;
   std::atomic<uint64_t> records{0}, bytes{0}, object_bytes{0}, wait_nanos{0};
   std::atomic<uint64_t> skipped_records{0}, skipped_shards{0}, peak_buffered{0}, budget_overruns{0};
+  LatencyHistogram next_wait;  // per DataLoader::Next() call
+  bool owns_requests = false;  // `requests` were made for this loader (not a caller's store's)
 };
 
 class Pipeline {
