@@ -45,8 +45,10 @@
 
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/checkpoint/preemption.h"
+#include "spool/core/bytes.h"
 #include "spool/core/crc32c.h"
 #include "spool/records/example.h"
+#include "spool/metrics/exporter.h"
 #include "spool/records/loader/data_loader.h"
 #include "samples/train_loop/softmax_model.h"
 #include "spool/register_backends.h"
@@ -308,6 +310,11 @@ Result<int> Train(const Args& args) {
   checkpoint_options.rank = loader->worker().rank;
   checkpoint_options.world_size = loader->worker().world_size;
   SPOOL_ASSIGN_OR_RETURN(auto manager, spool::CheckpointManager::Open(args.checkpoints, checkpoint_options));
+  // SPOOL_METRICS_PORT / SPOOL_METRICS_FILE: the loader's and the checkpoint
+  // manager's metrics for Prometheus (docs/metrics.md); off unless set.
+  // Made after them, so it closes first: its last file write still sees them.
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<spool::metrics::MetricsExporter> exporter,
+                         spool::metrics::MetricsExporter::FromEnvironment());
   SPOOL_ASSIGN_OR_RETURN(Restored state,
                          RestoreOrStart(*manager, args, loader->worker().rank, loader->worker().world_size));
   if (state.loader) SPOOL_RETURN_IF_ERROR(loader->Resume(*state.loader));
@@ -348,12 +355,17 @@ Result<int> Train(const Args& args) {
     if (args.step_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(args.step_delay_ms));
 
     if (progress.step % args.log_every == 0 || progress.step == args.steps) {
+      // From the same counters the metrics endpoint exports: how long the
+      // loop waited for input, and how long checkpoints held it.
       const spool::LoaderCounters counters = loader->Counters();
-      std::printf("step %5lld/%lld  epoch %llu  loss %.4f  %8.0f records/s  input wait %4.1f%%\n",
+      const spool::CheckpointStats checkpoints = manager->Stats();
+      std::printf("step %5lld/%lld  epoch %llu  loss %.4f  %8.0f records/s  input wait %4.1f%%  checkpoint blocked "
+                  "%.3f s\n",
                   static_cast<long long>(progress.step), static_cast<long long>(args.steps),
                   static_cast<unsigned long long>(batch->epoch), loss_sum / static_cast<double>(loss_steps),
                   counters.records_per_second,
-                  counters.seconds > 0 ? 100.0 * counters.wait_seconds / counters.seconds : 0.0);
+                  counters.seconds > 0 ? 100.0 * counters.wait_seconds / counters.seconds : 0.0,
+                  checkpoints.blocked_seconds.sum);
       std::fflush(stdout);
       loss_sum = 0;
       loss_steps = 0;
@@ -376,6 +388,7 @@ Result<int> Train(const Args& args) {
     }
   }
   if (manager->save_in_flight()) SPOOL_RETURN_IF_ERROR(manager->Wait().status());
+  const double input_wait_seconds = loader->Counters().wait_seconds;
   loader->Close();
 
   double accuracy = 0;
@@ -387,6 +400,11 @@ Result<int> Train(const Args& args) {
   std::printf("done: %lld steps, %llu records trained on, record digest %s, test accuracy %.4f\n",
               static_cast<long long>(progress.step), static_cast<unsigned long long>(progress.records), digest,
               accuracy);
+  const spool::CheckpointStats checkpoints = manager->Stats();
+  std::printf("time the loop waited: %.3f s for input, %.3f s for %llu checkpoint saves (%s uploaded)\n",
+              input_wait_seconds, checkpoints.blocked_seconds.sum,
+              static_cast<unsigned long long>(checkpoints.saves),
+              spool::FormatBytes(checkpoints.uploaded_bytes).c_str());
   if (!args.summary.empty()) {
     std::ofstream out(args.summary);
     out << "steps=" << progress.step << "\nrecords=" << progress.records << "\ndigest=" << digest
