@@ -6,7 +6,8 @@ endpoints come from the usual environment (AWS_*, GOOGLE_APPLICATION_CREDENTIALS
 STORAGE_EMULATOR_HOST), as for the spool command.
 
 ``spool.torch`` (PyTorch integration) is imported on its own, so that
-``import spool`` does not import torch.
+``import spool`` does not import torch. ``spool.metrics`` serves the
+process's metrics for Prometheus.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import types as _types
 
 from spool import _spool
+from spool import metrics
 from spool.checkpoints import CheckpointFile, CheckpointManager, CheckpointManifest, SaveHandle
 from spool.errors import *  # noqa: F401,F403  (the exception classes)
 from spool.errors import Error

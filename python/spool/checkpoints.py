@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Union
 
 from spool import _spool
 
@@ -196,6 +196,13 @@ class CheckpointManager:
         """Downloads ``step`` (default: the latest) into ``folder``, replacing it only when
         every file arrived intact. ``rank`` picks another rank's part of a multi-rank step."""
         return _manifest(self._native.restore(os.fspath(folder), step, rank))
+
+    def stats(self) -> Dict[str, Any]:
+        """What this manager did: ``saves``, ``save_failures``, ``uploaded_bytes``,
+        ``restores``, and histograms of ``blocked_seconds`` (how long saves held
+        the training loop), ``save_seconds``, ``upload_seconds``, ``commit_seconds``,
+        ``restore_seconds`` and ``verify_seconds``; ``requests`` by operation."""
+        return self._native.stats()
 
     def close(self) -> None:
         """Cancels a background save still in flight (it is not committed) and waits for it."""

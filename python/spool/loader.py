@@ -197,8 +197,16 @@ class DataLoader:
     def counters(self) -> Dict[str, Any]:
         """Totals since open: ``records``, ``bytes``, ``records_per_second``,
         ``wait_seconds`` (time spent waiting for data: the input-bound
-        figure), ``retries``, ``throttles``, ``skipped_shards``, buffer use."""
+        figure), ``next_seconds`` (a histogram of each batch's wait),
+        ``retries``, ``throttles``, ``skipped_shards``, buffer use against
+        ``memory_budget``."""
         return self._native.counters()
+
+    def requests(self) -> Dict[str, Any]:
+        """This loader's requests by operation (``get``, ``ranged_get``, ``head``,
+        ``list``, ...): counts, bytes, errors, retries, throttles, stalls and
+        latency histograms (docs/metrics.md)."""
+        return self._native.requests()
 
     def close(self) -> None:
         """Stops prefetching and waits for the loader's work. Idempotent."""

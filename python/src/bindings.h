@@ -46,5 +46,6 @@ void RegisterRecords(pybind11::module_& m);
 void RegisterExamples(pybind11::module_& m);
 void RegisterLoader(pybind11::module_& m);
 void RegisterCheckpoints(pybind11::module_& m);
+void RegisterMetrics(pybind11::module_& m);
 
 }  // namespace spool::python

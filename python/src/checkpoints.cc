@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "metrics.h"
 #include "process.h"
 #include "spool/checkpoint/checkpoint_manager.h"
 
@@ -81,6 +82,27 @@ class Manager {
   }
 
   bool ShouldSave(int64_t step) { return Get().ShouldSave(step); }
+
+  py::dict Stats() {
+    const CheckpointStats s = Get().Stats();
+    py::dict out;
+    out["saves"] = s.saves;
+    out["save_failures"] = s.save_failures;
+    out["uploaded_files"] = s.uploaded_files;
+    out["uploaded_bytes"] = s.uploaded_bytes;
+    out["restores"] = s.restores;
+    out["restore_failures"] = s.restore_failures;
+    out["restored_bytes"] = s.restored_bytes;
+    out["last_saved_step"] = s.last_saved_step;
+    out["save_seconds"] = HistogramDict(s.save_seconds);
+    out["blocked_seconds"] = HistogramDict(s.blocked_seconds);
+    out["upload_seconds"] = HistogramDict(s.upload_seconds);
+    out["commit_seconds"] = HistogramDict(s.commit_seconds);
+    out["restore_seconds"] = HistogramDict(s.restore_seconds);
+    out["verify_seconds"] = HistogramDict(s.verify_seconds);
+    out["requests"] = RequestsDict(Get().Requests());
+    return out;
+  }
 
   py::dict Save(int64_t step, CheckpointSource source, std::map<std::string, std::string> metadata) {
     CheckpointManager& manager = Get();
@@ -174,6 +196,7 @@ void RegisterCheckpoints(py::module_& m) {
            py::arg("save_every_steps"), py::arg("save_every_seconds"), py::arg("attempt"),
            py::arg("part_timeout_seconds"), py::arg("copy_on_capture"))
       .def("close", &Manager::Close)
+      .def("stats", &Manager::Stats)
       .def("should_save", &Manager::ShouldSave, py::arg("step"))
       .def("save", &Manager::Save, py::arg("step"), py::arg("source"), py::arg("metadata"))
       .def("save_async", &Manager::SaveAsync, py::arg("step"), py::arg("source"), py::arg("metadata"))

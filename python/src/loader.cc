@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "metrics.h"
 #include "examples.h"
 #include "process.h"
 #include "spool/records/loader/data_loader.h"
@@ -131,8 +132,12 @@ class Loader {
     out["buffered_bytes"] = c.buffered_bytes;
     out["peak_buffered_bytes"] = c.peak_buffered_bytes;
     out["budget_overruns"] = c.budget_overruns;
+    out["memory_budget"] = c.memory_budget;
+    out["next_seconds"] = HistogramDict(c.next_wait);
     return out;
   }
+
+  py::dict Requests() { return RequestsDict(Get().Requests()); }
 
   void Close() {
     if (!loader_ || owner_.Forked()) return;
@@ -170,6 +175,7 @@ void RegisterLoader(py::module_& m) {
       .def("epoch_records", &Loader::EpochRecords, py::arg("epoch"), py::arg("worker"))
       .def("worker", &Loader::Worker)
       .def("counters", &Loader::Counters)
+      .def("requests", &Loader::Requests)
       .def("close", &Loader::Close);
 }
 

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_spool, m) {
   spool::python::RegisterExamples(m);
   spool::python::RegisterLoader(m);
   spool::python::RegisterCheckpoints(m);
+  spool::python::RegisterMetrics(m);
 }
