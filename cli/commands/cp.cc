@@ -36,6 +36,7 @@ constexpr size_t kStreamChunk = 8 << 20;
 struct CpOptions {
   std::vector<std::string> paths;  // sources, then the destination
   bool recursive = false;
+  bool no_resume = false;
 };
 
 struct Side {
@@ -61,8 +62,9 @@ Result<ObjectInfo> CopyOne(const Side& from, const Side& to, const TransferOptio
 // Thread-safe except Submit (see there).
 class CopyRunner {
  public:
-  explicit CopyRunner(const GlobalOptions& global)
-      : global_(global), progress_(global, Progress::Unit::kBytes, 0), group_(DefaultExecutor()) {}
+  CopyRunner(const GlobalOptions& global, bool resume)
+      : global_(global),
+        resume_(resume), progress_(global, Progress::Unit::kBytes, 0), group_(DefaultExecutor()) {}
 
   // Blocks while one copy per executor thread is running (SPOOL_THREADS):
   // each copy mostly waits on the network, so more would only queue.
@@ -82,6 +84,7 @@ class CopyRunner {
       TransferOptions transfer;
       transfer.on_progress = [this](uint64_t bytes) { progress_.Add(bytes); };
       transfer.listed = from.listed;
+      transfer.resume = resume_;
       Result<ObjectInfo> copied = CopyOne(from, to, transfer);
       std::lock_guard lock(mu_);
       --running_;
@@ -135,6 +138,7 @@ class CopyRunner {
   }
 
   const GlobalOptions& global_;
+  const bool resume_;  // uploads from files continue what a killed run left
   const size_t copies_in_flight_ = static_cast<size_t>(DefaultExecutor().threads());
   std::mutex mu_;
   std::condition_variable slot_free_;
@@ -256,7 +260,7 @@ Status RunCp(const CpOptions& options, const GlobalOptions& global) {
   if (from_stdin) return CopyFromStdin(SideOf(destination, destination.key));
   const bool into_folder = options.recursive || sources.size() > 1 || destination.key.empty() ||
                            destination.key.ends_with('/') || IsExistingLocalDirectory(destination);
-  CopyRunner runner(global);
+  CopyRunner runner(global, !options.no_resume);
   for (const std::string& text : sources) {
     Result<StoreLocation> source = Open(text, global);
     if (!source.ok()) {
@@ -288,6 +292,9 @@ Command AddCpCommand(CLI::App& spool, const GlobalOptions& global) {
       ->required()
       ->expected(2, CLI::detail::expected_max_vector_size);
   app->add_flag("-r,--recursive", options->recursive, "Copy folders: SRC/a/b lands at DST/a/b");
+  app->add_flag("--no-resume", options->no_resume,
+                "Do not continue an upload a killed spool left for the same file, and keep no state for one "
+                "(by default large uploads from files resume: docs/integrity.md)");
   app->footer(
       "Examples:\n"
       "  spool cp ./model.ckpt s3://my-bucket/ckpt/model.ckpt\n"

@@ -25,6 +25,7 @@ struct SyncOptions {
   std::string destination;
   bool delete_extra = false;
   bool dry_run = false;
+  bool no_resume = false;
 };
 
 // Every object below the folder `prefix`, by key relative to it. A folder
@@ -97,6 +98,7 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
   Progress progress(global, Progress::Unit::kBytes, total);
   TransferOptions transfer;
   transfer.on_progress = [&progress](uint64_t bytes) { progress.Add(bytes); };
+  transfer.resume = !options.no_resume;
   std::mutex print_mu;
   auto report = [&](const std::string& verb, const std::string& from, const std::string& to, uint64_t size) {
     std::lock_guard lock(print_mu);
@@ -160,6 +162,8 @@ Command AddSyncCommand(CLI::App& spool, const GlobalOptions& global) {
   app->add_option("destination", options->destination, "The folder to bring up to date")->required();
   app->add_flag("--delete", options->delete_extra, "Also delete what the destination has and the source does not");
   app->add_flag("--dry-run", options->dry_run, "Only say what would be copied and deleted");
+  app->add_flag("--no-resume", options->no_resume,
+                "Do not continue uploads a killed spool left, and keep no state for them");
   app->footer(
       "Examples:\n"
       "  spool sync ./dataset/ s3://my-bucket/dataset/\n"

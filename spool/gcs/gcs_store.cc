@@ -7,6 +7,7 @@
 #include "spool/core/http/metered_transport.h"
 #include "spool/core/log.h"
 #include "spool/core/parallel_for.h"
+#include "spool/gcs/continued_writer.h"
 #include "spool/gcs/default_credentials.h"
 #include "spool/gcs/request_ops.h"
 #include "spool/gcs/gcs_reader.h"
@@ -131,6 +132,32 @@ Result<std::unique_ptr<GcsWriter>> GcsStore::ResumeWrite(std::string_view key, c
   const WriterSettings settings = WriterSettingsOf(options_);
   return GcsWriterImpl::Create(client_, options_.bucket, std::string(key), WriteOptions{}, settings,
                                /*resumable=*/true, state);
+}
+
+Result<std::unique_ptr<WritableObject>> GcsStore::OpenResumableUpload(std::string_view key,
+                                                                      const WriteOptions& options,
+                                                                      const ResumeOptions& resume) {
+  if (options.if_not_exists) return OpenWrite(key, options);
+  if (const std::string session = SessionOfGcsResumeToken(resume.token); !session.empty()) {
+    Result<UploadStatus> status = client_->QueryUpload(session);
+    if (status.ok() && !status->object) {
+      return MakeContinuedWriter(*this, std::string(key), session, status->committed);
+    }
+    // Finalized, expired or unknown (404, 410): a new session.
+    if (!status.ok() && IsRetryable(status.status())) {
+      return status.status().WithContext("continuing the upload of " + Describe(key));
+    }
+  }
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<GcsWriter> writer, MakeWriter(key, options, /*resumable=*/true));
+  if (resume.on_token) resume.on_token(GcsResumeToken(writer->session_uri()));
+  return std::unique_ptr<WritableObject>(std::move(writer));
+}
+
+Status GcsStore::DiscardResumableUpload(std::string_view /*key*/, const std::string& token) {
+  const std::string session = SessionOfGcsResumeToken(token);
+  if (session.empty()) return OkStatus();
+  CancelScope cleanup(CancelToken::Process());
+  return client_->CancelUpload(session);
 }
 
 Status GcsStore::Delete(std::string_view key) {

@@ -85,6 +85,12 @@ class GcsStore : public ObjectStore {
   // Continues a suspended resumable write (maybe of another process): the
   // writer's bytes_appended() is state.committed; append the rest, Close.
   Result<std::unique_ptr<GcsWriter>> ResumeWrite(std::string_view key, const ResumableUploadState& state);
+  // ObjectStore's resumable uploads: the token names the session
+  // (GcsResumeToken); on reuse the session says how much it holds. A session
+  // the service no longer knows starts a new one.
+  Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key, const WriteOptions& options,
+                                                              const ResumeOptions& resume) override;
+  Status DiscardResumableUpload(std::string_view key, const std::string& token) override;
 
   GcsClient& client() { return *client_; }
   const std::string& bucket() const { return options_.bucket; }

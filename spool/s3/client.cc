@@ -333,6 +333,21 @@ Result<ListMultipartUploadsResult> S3Client::ListMultipartUploads(std::string_vi
   return NameParseError(ParseListMultipartUploads(body), request.operation, Describe(""));
 }
 
+Result<std::vector<UploadedPart>> S3Client::ListParts(std::string_view key, const std::string& upload_id) {
+  std::vector<UploadedPart> parts;
+  int marker = 0;
+  while (true) {
+    Request request{"ListParts", "GET", std::string(key), {{"uploadId", upload_id}}, {}, {}};
+    if (marker > 0) request.query.emplace_back("part-number-marker", std::to_string(marker));
+    std::string body;
+    SPOOL_RETURN_IF_ERROR(Send(request, &body).status());
+    SPOOL_ASSIGN_OR_RETURN(ListPartsResult page, NameParseError(ParseListParts(body), request.operation, Describe(key)));
+    parts.insert(parts.end(), page.parts.begin(), page.parts.end());
+    if (!page.is_truncated || page.next_part_number_marker <= marker) return parts;
+    marker = page.next_part_number_marker;
+  }
+}
+
 Result<ListObjectsResult> S3Client::ListObjectsV2(const ListOptions& options) {
   Request request{"ListObjectsV2", "GET", "", {{"list-type", "2"}}, {}, {}};
   if (!options.prefix.empty()) request.query.emplace_back("prefix", options.prefix);

@@ -99,6 +99,9 @@ class S3Client {
   Status AbortMultipartUpload(std::string_view key, const std::string& upload_id);
   Result<ListMultipartUploadsResult> ListMultipartUploads(std::string_view prefix, std::string_view key_marker,
                                                           std::string_view upload_id_marker);
+  // Every part the unfinished upload holds (all pages). NotFound
+  // (NoSuchUpload) when it was completed, aborted or expired.
+  Result<std::vector<UploadedPart>> ListParts(std::string_view key, const std::string& upload_id);
 
   Result<ListObjectsResult> ListObjectsV2(const ListOptions& options);
   Status DeleteObject(std::string_view key);

@@ -96,6 +96,41 @@ Result<std::unique_ptr<WritableObject>> S3Store::OpenWrite(std::string_view key,
   return MakeS3Writer(client_, std::string(key), options, support, executor_, budget_);
 }
 
+Result<std::unique_ptr<WritableObject>> S3Store::OpenResumableUpload(std::string_view key,
+                                                                     const WriteOptions& options,
+                                                                     const ResumeOptions& resume) {
+  if (options.if_not_exists) return OpenWrite(key, options);
+  S3ResumePlan plan;
+  plan.on_token = resume.on_token;
+  uint64_t part_size = 0;
+  std::string upload_id;
+  if (!resume.token.empty() && ParseS3ResumeToken(resume.token, &part_size, &upload_id)) {
+    if (part_size != PartSizeFor(0, client_->config().part_size, options.expected_size)) {
+      // Parts of another size cannot be reused: end that upload, start anew.
+      CancelScope cleanup(CancelToken::Process());
+      client_->AbortMultipartUpload(key, upload_id).IgnoreError();
+    } else {
+      Result<std::vector<UploadedPart>> held = client_->ListParts(key, upload_id);
+      if (held.ok()) {
+        plan.upload_id = upload_id;
+        for (UploadedPart& part : *held) plan.parts[part.part_number] = std::move(part);
+      } else if (held.status().code() != StatusCode::kNotFound) {
+        return held.status().WithContext("continuing the upload of " + Describe(key));
+      }  // NotFound: completed, aborted or expired; a new upload it is
+    }
+  }
+  return MakeS3Writer(client_, std::string(key), options, ConditionalCreateSupport{}, executor_, budget_,
+                      std::move(plan));
+}
+
+Status S3Store::DiscardResumableUpload(std::string_view key, const std::string& token) {
+  uint64_t part_size = 0;
+  std::string upload_id;
+  if (!ParseS3ResumeToken(token, &part_size, &upload_id)) return OkStatus();  // not ours: nothing to end
+  CancelScope cleanup(CancelToken::Process());
+  return client_->AbortMultipartUpload(key, upload_id);
+}
+
 Status S3Store::Delete(std::string_view key) { return client_->DeleteObject(key); }
 
 Result<std::vector<DeleteFailure>> S3Store::DeleteMany(const std::vector<std::string>& keys) {

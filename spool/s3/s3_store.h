@@ -54,6 +54,11 @@ class S3Store : public ObjectStore {
   // the CRC32C its parallel ranged reads are checked against.
   Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override;
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override;
+  // The token names the multipart upload (S3ResumeToken); it is checked with
+  // ListParts before reuse. Create-only writes do not resume.
+  Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key, const WriteOptions& options,
+                                                              const ResumeOptions& resume) override;
+  Status DiscardResumableUpload(std::string_view key, const std::string& token) override;
   Status Delete(std::string_view key) override;
   // In batches of 1,000 (S3's limit per DeleteObjects call).
   Result<std::vector<DeleteFailure>> DeleteMany(const std::vector<std::string>& keys) override;

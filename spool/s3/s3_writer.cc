@@ -1,6 +1,7 @@
 #include "spool/s3/s3_writer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -21,14 +22,39 @@ uint64_t PartSizeFor(int index, uint64_t configured, std::optional<uint64_t> exp
 
 namespace {
 
+constexpr std::string_view kTokenMagic = "s3-multipart/1";
+
+}  // namespace
+
+std::string S3ResumeToken(uint64_t part_size, const std::string& upload_id) {
+  return std::string(kTokenMagic) + " " + std::to_string(part_size) + " " + upload_id;
+}
+
+bool ParseS3ResumeToken(std::string_view token, uint64_t* part_size, std::string* upload_id) {
+  if (!token.starts_with(kTokenMagic) || token.size() <= kTokenMagic.size() + 1) return false;
+  token.remove_prefix(kTokenMagic.size() + 1);
+  const size_t space = token.find(' ');
+  if (space == std::string_view::npos || space + 1 >= token.size()) return false;
+  char* end = nullptr;
+  const std::string size_text(token.substr(0, space));
+  *part_size = std::strtoull(size_text.c_str(), &end, 10);
+  if (end == size_text.c_str() || *end != '\0' || *part_size == 0) return false;
+  *upload_id = std::string(token.substr(space + 1));
+  return upload_id->find_first_of(" \n") == std::string::npos;
+}
+
+namespace {
+
 class S3Writer : public WritableObject {
  public:
   S3Writer(std::shared_ptr<S3Client> client, std::string key, const WriteOptions& options,
-           ConditionalCreateSupport support, Executor& executor, ByteBudget& budget)
+           ConditionalCreateSupport support, Executor& executor, ByteBudget& budget, S3ResumePlan resume)
       : client_(std::move(client)),
         key_(std::move(key)),
         options_(options),
         support_(support),
+        resume_(std::move(resume)),
+        upload_id_(resume_.upload_id),
         parts_in_flight_(executor, budget,
                          {.max_in_flight = std::max(client_->config().concurrency, 1),
                           .senders = std::max(client_->config().concurrency, 1)},
@@ -154,6 +180,7 @@ class S3Writer : public WritableObject {
       CancelScope create(CancelToken::Process());
       PutOptions put{options_.if_not_exists, options_.content_type, options_.crc32c};
       SPOOL_ASSIGN_OR_RETURN(upload_id_, client_->CreateMultipartUpload(key_, put));
+      if (resume_.on_token) resume_.on_token(S3ResumeToken(part_size_, upload_id_));
     }
     if (part_number_ >= kMaxParts) {
       return InvalidArgumentError(client_->Describe(key_) + " needs more than 10,000 parts; set a larger part size");
@@ -166,6 +193,14 @@ class S3Writer : public WritableObject {
     auto body = std::make_shared<std::string>(std::move(part_));
     part_ = std::string();
     has_part_ = false;
+    // Continuing an upload a killed process started: a part the server holds
+    // with this size is not sent again.
+    if (auto held = resume_.parts.find(number); held != resume_.parts.end() && held->second.size == body->size()) {
+      lease_.Reset();
+      std::lock_guard lock(parts_mu_);
+      parts_[static_cast<size_t>(number) - 1].etag = held->second.etag;
+      return OkStatus();
+    }
     return parts_in_flight_.Submit(std::move(lease_), [this, number, body]() -> Status {
       SPOOL_ASSIGN_OR_RETURN(std::string etag, client_->UploadPart(key_, upload_id_, number, *body));
       std::lock_guard lock(parts_mu_);
@@ -199,12 +234,13 @@ class S3Writer : public WritableObject {
   const std::string key_;
   const WriteOptions options_;
   const ConditionalCreateSupport support_;
+  const S3ResumePlan resume_;
 
   std::string part_;  // the part being filled
   bool has_part_ = false;
   uint64_t part_size_ = 0;
   ByteBudget::Lease lease_;  // pays for part_
-  std::string upload_id_;
+  std::string upload_id_;    // the multipart upload, once started (or continued)
   int part_number_ = 0;
   uint64_t bytes_appended_ = 0;
   uint32_t crc_ = 0;
@@ -221,8 +257,9 @@ class S3Writer : public WritableObject {
 
 std::unique_ptr<WritableObject> MakeS3Writer(std::shared_ptr<S3Client> client, std::string key,
                                              const WriteOptions& options, ConditionalCreateSupport support,
-                                             Executor& executor, ByteBudget& budget) {
-  return std::make_unique<S3Writer>(std::move(client), std::move(key), options, support, executor, budget);
+                                             Executor& executor, ByteBudget& budget, S3ResumePlan resume) {
+  return std::make_unique<S3Writer>(std::move(client), std::move(key), options, support, executor, budget,
+                                    std::move(resume));
 }
 
 }  // namespace spool::s3

@@ -3,6 +3,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -182,6 +183,23 @@ Result<ListMultipartUploadsResult> ParseListMultipartUploads(std::string_view xm
   result.is_truncated = ChildTrue(root, "IsTruncated");
   result.next_key_marker = ChildText(root, "NextKeyMarker");
   result.next_upload_id_marker = ChildText(root, "NextUploadIdMarker");
+  return result;
+}
+
+Result<ListPartsResult> ParseListParts(std::string_view xml) {
+  SPOOL_ASSIGN_OR_RETURN(Doc doc, Parse(xml, "ListPartsResult"));
+  xmlNode* root = Root(doc);
+  ListPartsResult result;
+  for (xmlNode* node : Children(root, "Part")) {
+    UploadedPart part;
+    part.part_number = std::atoi(ChildText(node, "PartNumber").c_str());
+    part.etag = ChildText(node, "ETag");
+    part.size = std::strtoull(ChildText(node, "Size").c_str(), nullptr, 10);
+    if (part.part_number <= 0 || part.etag.empty()) return InvalidArgumentError("a <Part> without a number or ETag");
+    result.parts.push_back(std::move(part));
+  }
+  result.is_truncated = ChildTrue(root, "IsTruncated");
+  result.next_part_number_marker = std::atoi(ChildText(root, "NextPartNumberMarker").c_str());
   return result;
 }
 

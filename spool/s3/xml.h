@@ -70,6 +70,19 @@ struct ListMultipartUploadsResult {
 };
 Result<ListMultipartUploadsResult> ParseListMultipartUploads(std::string_view xml);
 
+// One page of ListParts: the parts an unfinished multipart upload holds.
+struct UploadedPart {
+  int part_number = 0;
+  std::string etag;  // quotes included
+  uint64_t size = 0;
+};
+struct ListPartsResult {
+  std::vector<UploadedPart> parts;
+  bool is_truncated = false;
+  int next_part_number_marker = 0;
+};
+Result<ListPartsResult> ParseListParts(std::string_view xml);
+
 struct CopyResult {
   std::string etag;
   std::chrono::system_clock::time_point last_modified{};

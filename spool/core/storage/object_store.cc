@@ -7,6 +7,16 @@
 
 namespace spool {
 
+Result<std::unique_ptr<WritableObject>> ObjectStore::OpenResumableUpload(std::string_view key,
+                                                                         const WriteOptions& options,
+                                                                         const ResumeOptions& /*resume*/) {
+  return OpenWrite(key, options);
+}
+
+Status ObjectStore::DiscardResumableUpload(std::string_view /*key*/, const std::string& /*token*/) {
+  return OkStatus();
+}
+
 void ObjectStore::UseCounters(std::shared_ptr<RequestCounters> counters) {
   if (counters) counters_ = std::move(counters);
 }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -119,6 +120,20 @@ struct IncompleteUpload {
   std::chrono::system_clock::time_point started{};
 };
 
+// How an upload may continue one that a killed process started (see
+// ObjectStore::OpenResumableUpload). The token is the store's own text,
+// opaque to the caller; it names the unfinished upload and is a capability
+// (a GCS session URI lets anyone holding it write the object), so whoever
+// keeps it keeps it private.
+struct ResumeOptions {
+  // From an earlier on_token call for the same key and the same bytes; empty
+  // starts a new upload.
+  std::string token;
+  // Called (from any thread, never concurrently) with the token to keep,
+  // once the server knows the upload. Unset: none is kept.
+  std::function<void(const std::string& token)> on_token;
+};
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -152,6 +167,26 @@ class ObjectStore {
   virtual Result<std::vector<DeleteFailure>> DeleteMany(const std::vector<std::string>& keys);
   // Server-side copy within the store; Unimplemented where the service has none.
   virtual Result<ObjectInfo> Copy(std::string_view from_key, std::string_view to_key);
+
+  // A writer like OpenWrite's whose upload, when the process dies before
+  // Close, can be continued by a later one: called with the same key, the
+  // token the first one reported, and the same bytes appended from the
+  // first, the writer skips what the server already holds (S3: the parts
+  // ListParts reports, of the sizes this writer makes; GCS: the session's
+  // committed bytes) and sends the rest. A token the server no longer knows
+  // (completed, aborted, expired) starts a new upload. The caller must make
+  // sure the bytes are the same (a file's size, mtime and CRC32C); the
+  // object's CRC32C is still checked at Close. Close, Abort and errors end
+  // the upload as OpenWrite's writer does (nothing left behind): only a
+  // process that dies leaves one to resume. The default ignores the token
+  // and never reports one (local and memory stores: a write that dies
+  // leaves a temporary file, nothing to continue).
+  virtual Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key,
+                                                                      const WriteOptions& options,
+                                                                      const ResumeOptions& resume);
+  // Ends the unfinished upload a token names (S3: aborts it), for a caller
+  // that will not continue it; gone already is OK.
+  virtual Status DiscardResumableUpload(std::string_view key, const std::string& token);
 
   // Incomplete uploads whose key starts with `prefix`, in the store's order.
   // The default, for stores that keep no listable upload state, is none

@@ -17,6 +17,8 @@
 
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
+#include "spool/core/log.h"
+#include "spool/core/storage/upload_state.h"
 #include "spool/core/parallel_for.h"
 #include "spool/core/storage/local_files.h"
 
@@ -257,6 +259,37 @@ Result<uint32_t> FileCrc32c(int fd, const std::string& name, uint64_t size, std:
 
 }  // namespace
 
+namespace {
+
+// The state file of an upload of `mine` to `key`, locked, with the token of
+// an upload a killed process left for the same unchanged file in `*token`.
+// One left for a file that changed is ended here. nullopt (upload without
+// resuming) when there is no place for state or another upload of the same
+// object holds it.
+std::optional<UploadStateFile> ResumeStateFor(ObjectStore& to, std::string_view key, const UploadRecord& mine,
+                                              std::string* token) {
+  Result<UploadStateFile> opened = UploadStateFile::Open(mine.destination, UploadStateFolder());
+  if (!opened.ok()) {
+    log::Write(log::Level::kInfo, "transfer", "uploading without resume state: " + opened.status().ToString());
+    return std::nullopt;
+  }
+  if (!opened->locked()) {
+    log::Write(log::Level::kInfo, "transfer", "another upload to " + mine.destination + " is running: not resuming");
+    return std::nullopt;
+  }
+  if (std::optional<UploadRecord> kept = opened->Load()) {
+    if (kept->SameSource(mine)) {
+      *token = kept->token;
+    } else {
+      to.DiscardResumableUpload(key, kept->token).IgnoreError();
+      opened->Remove();
+    }
+  }
+  return std::move(opened).value();
+}
+
+}  // namespace
+
 Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to, std::string_view key,
                               const TransferOptions& options) {
   const std::string name = path.string();
@@ -281,7 +314,33 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
   if (size > chunk) {
     SPOOL_ASSIGN_OR_RETURN(write.crc32c, FileCrc32c(fd.get(), name, size, buffer, cancel));
   }
-  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer, to.OpenWrite(key, write));
+  // Declared before the writer: its on_token hook writes here until the
+  // writer is gone.
+  std::optional<UploadStateFile> state;
+  ResumeOptions resume;
+  if (options.resume && write.crc32c) {
+    UploadRecord mine{to.Describe(key), std::filesystem::absolute(path).string(), size,
+                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec, *write.crc32c, ""};
+    if (std::optional<UploadStateFile> found = ResumeStateFor(to, key, mine, &resume.token)) {
+      state.emplace(std::move(*found));
+    }
+    if (state) {
+      resume.on_token = [&state, mine](const std::string& token) mutable {
+        mine.token = token;
+        if (Status saved = state->Save(mine); !saved.ok()) log::Write(log::Level::kInfo, "transfer", saved.ToString());
+      };
+    }
+  }
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<WritableObject> writer,
+                         state ? to.OpenResumableUpload(key, write, resume) : to.OpenWrite(key, write));
+  // The state goes with the upload: committed, failed or cancelled (the
+  // writer aborts it). Only a process that dies leaves it.
+  struct ForgetState {
+    std::optional<UploadStateFile>& state;
+    ~ForgetState() {
+      if (state) state->Remove();
+    }
+  } forget{state};
   uint64_t total = 0;
   uint32_t crc = 0;
   for (;;) {

@@ -39,6 +39,11 @@ struct TransferOptions {
   std::optional<ObjectInfo> listed;
   // Called from any thread with bytes just moved (for progress bars).
   std::function<void(uint64_t)> on_progress;
+  // UploadFile of a file larger than one part: keep what a killed upload
+  // needs to continue (core/storage/upload_state.h) and continue one that
+  // the same file left on the same object. Off by default: the CLI's cp,
+  // cp -r and sync turn it on (--no-resume turns it off).
+  bool resume = false;
 };
 
 // Reads [offset, offset + buffer.size()) of `object` into `buffer` with
@@ -53,7 +58,11 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
                               std::string_view to_key, const TransferOptions& options = {});
 
 // Uploads a local file; returns the stored object's info, including the
-// crc32c computed while reading the file.
+// crc32c computed while reading the file. With options.resume, an upload
+// that a killed process left for the same file (same path, size, mtime and
+// CRC32C) and object is continued, sending only what the server lacks; one
+// left for a file that changed is ended (DiscardResumableUpload) and the
+// upload starts anew.
 Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to, std::string_view key,
                               const TransferOptions& options = {});
 
