@@ -95,6 +95,12 @@ struct CheckpointOptions {
   // parallel inside the backend, on the same executor.
   int file_concurrency = 4;
   uint64_t chunk_size = 8 << 20;  // bytes read and appended at a time on upload
+  // A file larger than chunk_size is uploaded resumably: when the process
+  // dies mid-save and the same step is saved again from the same unchanged
+  // file, the upload continues and only what the server lacks is sent
+  // (UploadFile with TransferOptions::resume; state under the user's cache
+  // folder, docs/integrity.md "Resuming uploads").
+  bool resume_uploads = true;
   uint64_t download_part_size = 16 << 20;
   int download_concurrency = 4;  // ranged reads in flight per file on restore
 

@@ -10,6 +10,7 @@
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/checkpoint/stats.h"
 #include "spool/core/parallel_for.h"
+#include "spool/core/storage/transfer.h"
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
@@ -135,6 +136,23 @@ Result<CheckpointFile> CheckpointManager::UploadEntry(const std::string& key, co
   }
 
   const fs::path& path = std::get<fs::path>(entry.content);
+  std::error_code size_error;
+  if (options_.resume_uploads && fs::file_size(path, size_error) > chunk_size && !size_error) {
+    // The one file uploader, so that a step saved again after a crash
+    // continues the upload the dead process left.
+    TransferOptions transfer;
+    transfer.part_size = chunk_size;
+    transfer.executor = &executor();
+    transfer.budget = &budget();
+    transfer.write.content_type = write_options.content_type;
+    transfer.resume = true;
+    SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, UploadFile(path, *store_, key, transfer));
+    if (!written.crc32c) return InternalError("uploading " + path.string() + " computed no CRC32C");
+    SPOOL_RETURN_IF_ERROR(ConfirmUpload(key, written, written.size, *written.crc32c));
+    stats_->uploaded_files.fetch_add(1);
+    stats_->uploaded_bytes.fetch_add(written.size);
+    return CheckpointFile{entry.path, written.size, *written.crc32c};
+  }
   FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) {
     return NotFoundError("cannot open checkpoint file " + path.string() + ": " + std::strerror(errno));

@@ -91,6 +91,7 @@ class GcsStore : public ObjectStore {
   Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key, const WriteOptions& options,
                                                               const ResumeOptions& resume) override;
   Status DiscardResumableUpload(std::string_view key, const std::string& token) override;
+  bool resumable_uploads() const override { return true; }
 
   GcsClient& client() { return *client_; }
   const std::string& bucket() const { return options_.bucket; }

@@ -59,6 +59,7 @@ class S3Store : public ObjectStore {
   Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key, const WriteOptions& options,
                                                               const ResumeOptions& resume) override;
   Status DiscardResumableUpload(std::string_view key, const std::string& token) override;
+  bool resumable_uploads() const override { return true; }
   Status Delete(std::string_view key) override;
   // In batches of 1,000 (S3's limit per DeleteObjects call).
   Result<std::vector<DeleteFailure>> DeleteMany(const std::vector<std::string>& keys) override;

@@ -130,12 +130,12 @@ class Resume(unittest.TestCase):
             rule["headers"] = {"Content-Range": "^bytes [0-9]"}
         self.proxy.call("POST", "/rules", rule)
 
-    def killed_upload(self, *flags):
-        """Starts `spool cp`, kills it with SIGKILL once KEPT pieces are on the server."""
+    def killed_upload(self, *flags, command=None):
+        """Starts `spool cp` (or `command`), kills it with SIGKILL once KEPT pieces are on the server."""
         self.proxy.reset()
         self.hold_back_after(KEPT)
-        job = subprocess.Popen([SPOOL, "cp", self.source, self.url, "-q", *flags], env=self.env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        command = command or ["cp", self.source, self.url, "-q", *flags]
+        job = subprocess.Popen([SPOOL, *command], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 120
         while True:
             done = [e for e in self.proxy.log() if is_piece(e) and e["status"] in (200, 308)]
@@ -164,7 +164,8 @@ class Resume(unittest.TestCase):
         return 0 if not held else int(held.rsplit("-", 1)[1]) + 1
 
     def pieces_sent(self):
-        return len([e for e in self.proxy.log() if is_piece(e)])
+        """Parts or chunks of model.bin (not, say, the checkpoint manager's conditional-write probe)."""
+        return len([e for e in self.proxy.log() if is_piece(e) and "model.bin" in e["target"]])
 
     def digest_of_object(self):
         target = os.path.join(self.dir, "downloaded")
@@ -219,6 +220,32 @@ class Resume(unittest.TestCase):
             left = self.spool("gc-uploads", self.url.rsplit("/", 1)[0] + "/", "--older-than", "0s", "--dry-run",
                               "--json").stdout
             self.assertNotIn("would_abort", left, "the stale upload was aborted")
+
+    def test_a_checkpoint_step_saved_again_after_a_kill_continues(self):
+        folder = os.path.join(self.dir, "step")
+        os.makedirs(folder)
+        os.rename(self.source, os.path.join(folder, "model.bin"))
+        self.source = os.path.join(folder, "model.bin")
+        root = self.url.rsplit("/", 1)[0] + "/ckpt"
+        save = ["ckpt", "save", root, "--step", "100", folder, "-q"]
+        self.killed_upload(command=save)
+        states = self.state_files()
+        self.assertEqual(len(states), 1)
+        if BACKEND == "gs":
+            with open(states[0]) as f:
+                committed = self.session_committed(f.read())
+        self.spool(*save)
+        sent = self.pieces_sent()
+        if BACKEND == "s3":
+            self.assertEqual(sent, PIECES - KEPT, "the step's file sends only its missing parts")
+        else:
+            self.assertEqual(sent, 2 + -(-(SIZE - committed) // CHUNK), "the step's file sends only its missing chunks")
+        restored = os.path.join(self.dir, "restored")
+        self.spool("ckpt", "restore", root, restored, "-q")
+        with open(os.path.join(restored, "model.bin"), "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), self.digest_of_source())
+        self.assertEqual(self.state_files(), [])
+        self.spool("rm", "-r", root + "/", check=False)
 
     def test_no_resume_uploads_whole_and_keeps_no_state(self):
         self.killed_upload("--no-resume")

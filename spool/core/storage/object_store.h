@@ -184,6 +184,9 @@ class ObjectStore {
   virtual Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key,
                                                                       const WriteOptions& options,
                                                                       const ResumeOptions& resume);
+  // Whether OpenResumableUpload can continue anything (S3, GCS): callers
+  // keep no state for a store that cannot.
+  virtual bool resumable_uploads() const { return false; }
   // Ends the unfinished upload a token names (S3: aborts it), for a caller
   // that will not continue it; gone already is OK.
   virtual Status DiscardResumableUpload(std::string_view key, const std::string& token);

@@ -318,7 +318,7 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
   // writer is gone.
   std::optional<UploadStateFile> state;
   ResumeOptions resume;
-  if (options.resume && write.crc32c) {
+  if (options.resume && write.crc32c && to.resumable_uploads()) {
     UploadRecord mine{to.Describe(key), std::filesystem::absolute(path).string(), size,
                       static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec, *write.crc32c, ""};
     if (std::optional<UploadStateFile> found = ResumeStateFor(to, key, mine, &resume.token)) {

@@ -16,7 +16,9 @@
 //
 // Concurrency: Open takes an exclusive flock on "<file>.lock" for as long as
 // the UploadStateFile lives, so two uploads to one destination never share
-// an upload; the second runs without resuming (locked() is false).
+// an upload; the second runs without resuming (locked() is false). Lock
+// files stay (empty, one per destination ever uploaded resumably): removing
+// one while another process waits on it would let two hold "the" lock.
 //
 // Not thread-safe; Save may be called from a store's threads, one at a time
 // (ResumeOptions::on_token).
