@@ -25,6 +25,7 @@
 #include "spool/s3/s3_store.h"
 #include "tests/faults/fault_operations.h"
 #include "tests/faults/fault_proxy.h"
+#include "tests/faults/server_under_test.h"
 #include "tests/support/env.h"
 #include "tests/support/servers.h"
 #include "tests/support/temp_dir.h"
@@ -58,12 +59,6 @@ HttpOptions FaultHttp() {
 }
 
 using test_support::GetEnv;
-
-// "http://127.0.0.1:47480" -> "127.0.0.1:47480".
-std::string HostPort(const std::string& url) {
-  const size_t at = url.find("://");
-  return at == std::string::npos ? url : url.substr(at + 3);
-}
 
 std::shared_ptr<ObjectStore> OpenS3(const std::string& endpoint, bool under_test) {
   const std::string bucket = test_support::S3TestBucket();

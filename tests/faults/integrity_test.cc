@@ -14,6 +14,7 @@
 #include "spool/gcs/gcs_store.h"
 #include "spool/register_backends.h"
 #include "tests/faults/fault_proxy.h"
+#include "tests/faults/server_under_test.h"
 #include "tests/support/env.h"
 #include "tests/support/files.h"
 #include "tests/support/servers.h"
@@ -27,11 +28,6 @@ using test_support::GetEnv;
 
 constexpr size_t kMiB = 1 << 20;
 constexpr const char* kGcsBucket = "spool-integrity";
-
-std::string HostPort(const std::string& url) {
-  const size_t at = url.find("://");
-  return at == std::string::npos ? url : url.substr(at + 3);
-}
 
 // Bytes that differ everywhere, so a flipped byte cannot go unnoticed by luck.
 std::string Pattern(size_t size, uint32_t seed) {
@@ -57,17 +53,11 @@ class Integrity : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     RegisterAllBackends();
-    const std::string run = "integrity-" + std::to_string(::getpid()) + "/";
-    if (GetParam() == "s3") {
-      endpoint_ = GetEnv("AWS_ENDPOINT_URL");
-      ASSERT_FALSE(endpoint_.empty()) << "run through ctest: the ceph_rgw fixture sets AWS_ENDPOINT_URL";
-      base_ = "s3://" + test_support::S3TestBucket("spool-test") + "/" + run;
-      options_.settings["s3.path_style"] = "true";
-    } else {
-      endpoint_ = test_support::GcsServerEndpoint();
-      options_.settings["gs.anonymous"] = "true";
-      base_ = std::string("gs://") + kGcsBucket + "/" + run;
-    }
+    ServerUnderTest server = ServerFor(GetParam(), "integrity", kGcsBucket);
+    ASSERT_FALSE(server.endpoint.empty());
+    endpoint_ = server.endpoint;
+    base_ = server.base_url;
+    options_ = server.options;
     proxy_ = FaultProxy::Start(HostPort(endpoint_));
     ASSERT_TRUE(proxy_);
     direct_ = Open(endpoint_);

@@ -14,6 +14,7 @@
 #include "spool/gcs/gcs_store.h"
 #include "spool/register_backends.h"
 #include "tests/faults/fault_proxy.h"
+#include "tests/faults/server_under_test.h"
 #include "tests/support/env.h"
 #include "tests/support/files.h"
 #include "tests/support/servers.h"
@@ -27,11 +28,6 @@ using namespace std::chrono_literals;
 
 constexpr uint64_t kMiB = 1 << 20;
 constexpr const char* kGcsBucket = "spool-metrics";
-
-std::string HostPort(const std::string& url) {
-  const size_t at = url.find("://");
-  return at == std::string::npos ? url : url.substr(at + 3);
-}
 
 std::string Bytes(size_t size) {
   std::string bytes(size, '\0');
@@ -55,17 +51,11 @@ class RequestMetrics : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     RegisterAllBackends();
-    const std::string run = "metrics-" + std::to_string(::getpid()) + "/";
-    if (s3()) {
-      endpoint_ = test_support::GetEnv("AWS_ENDPOINT_URL");
-      ASSERT_FALSE(endpoint_.empty()) << "run through ctest: the ceph_rgw fixture sets AWS_ENDPOINT_URL";
-      base_ = "s3://" + test_support::S3TestBucket("spool-test") + "/" + run;
-      options_.settings["s3.path_style"] = "true";
-    } else {
-      endpoint_ = test_support::GcsServerEndpoint();
-      options_.settings["gs.anonymous"] = "true";
-      base_ = std::string("gs://") + kGcsBucket + "/" + run;
-    }
+    ServerUnderTest server = ServerFor(GetParam(), "metrics", kGcsBucket);
+    ASSERT_FALSE(server.endpoint.empty());
+    endpoint_ = server.endpoint;
+    base_ = server.base_url;
+    options_ = server.options;
     options_.retry.policy = QuickRetry();
     proxy_ = FaultProxy::Start(HostPort(endpoint_));
     ASSERT_TRUE(proxy_);
