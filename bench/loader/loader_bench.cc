@@ -1,9 +1,15 @@
 // loader_bench: DataLoader throughput for 100 KB records, reading the same
 // dataset from an S3 store (Ceph RGW) and from local disk in one run.
 //
-//   loader_bench --s3 s3://bucket/prefix --local /tmp/dir [--records 4096]
+//   loader_bench [--s3 s3://bucket/prefix] --local /tmp/dir [--records 4096]
 //                [--record-bytes 102400] [--shards 16] [--budget 256MiB]
 //                [--interleave 4] [--read-ahead 16MiB] [--passes 3] [--keep]
+//
+// Beside the loader, on the same local shards and in the same run, all
+// wall-clock (best of `passes`): plain read() of each shard file into one
+// reused 256 KiB buffer (the ceiling), and one RecordReader thread reading
+// every record as a view (the record path without the loader). Without --s3
+// only the local source is measured.
 //
 // The S3 endpoint and keys come from the AWS_* environment (see
 // bench/loader/run.sh). Each source is read `passes` times and the best
@@ -21,10 +27,14 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "spool/core/bytes.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/storage/transfer.h"
 #include "spool/records/loader/data_loader.h"
+#include "spool/records/record_reader.h"
 #include "spool/records/sharded_writer.h"
 #include "spool/register_backends.h"
 
@@ -45,7 +55,7 @@ struct Args {
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
-               "loader_bench: %s\nusage: loader_bench --s3 s3://bucket/prefix --local /dir [--records N] "
+               "loader_bench: %s\nusage: loader_bench [--s3 s3://bucket/prefix] --local /dir [--records N] "
                "[--record-bytes N] [--shards N] [--budget SIZE] [--interleave N] [--read-ahead SIZE] [--passes N] "
                "[--keep]\n",
                why);
@@ -78,7 +88,7 @@ Args Parse(int argc, char** argv) {
     else if (flag == "--keep") args.keep = true;
     else Usage(("unknown flag " + flag).c_str());
   }
-  if (args.s3.empty() || args.local.empty()) Usage("--s3 and --local are required");
+  if (args.local.empty()) Usage("--local is required");
   return args;
 }
 
@@ -182,6 +192,74 @@ double RawMBps(const std::string& manifest) {
   return bytes / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 1e6;
 }
 
+// The shard objects (keys) of a dataset, beside its manifest.
+std::vector<std::string> ShardKeys(spool::ObjectStore& store, const std::string& manifest_key) {
+  spool::ListOptions list;
+  list.prefix = manifest_key.substr(0, manifest_key.rfind('/') + 1);
+  auto page = spool::ListAll(store, list);
+  Check(page.status(), "list");
+  std::vector<std::string> keys;
+  for (const auto& object : page->objects) {
+    if (object.key.ends_with(".tfrecord")) keys.push_back(object.key);
+  }
+  return keys;
+}
+
+// Best-of-`passes` MB/s of `pass`, which returns the payload bytes it saw.
+template <typename Pass>
+double BestMBps(int passes, Pass pass) {
+  double best = 0;
+  for (int i = 0; i < passes; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t bytes = pass();
+    best = std::max(best, bytes / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 1e6);
+  }
+  return best;
+}
+
+// The local ceiling: each shard file read() front to back into one reused
+// 256 KiB buffer (what a program that only moves the bytes gets).
+double PlainReadMBps(const Args& args, const std::string& manifest) {
+  auto location = spool::OpenLocation(manifest);
+  Check(location.status(), manifest.c_str());
+  const std::vector<std::string> keys = ShardKeys(*location->store, location->key);
+  std::vector<char> buffer(256 << 10);
+  return BestMBps(args.passes, [&] {
+    uint64_t bytes = 0;
+    for (const std::string& key : keys) {
+      const int fd = ::open(("/" + key).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) Check(spool::InternalError("cannot open /" + key), "plain read");
+      ssize_t n;
+      while ((n = ::read(fd, buffer.data(), buffer.size())) > 0) bytes += static_cast<uint64_t>(n);
+      ::close(fd);
+    }
+    return bytes;
+  });
+}
+
+// One RecordReader thread, default options, every record of every shard as
+// a view; MB/s of record payload.
+double RecordReaderMBps(const Args& args, const std::string& manifest) {
+  auto location = spool::OpenLocation(manifest);
+  Check(location.status(), manifest.c_str());
+  const std::vector<std::string> keys = ShardKeys(*location->store, location->key);
+  return BestMBps(args.passes, [&] {
+    uint64_t bytes = 0;
+    for (const std::string& key : keys) {
+      auto reader = spool::records::RecordReader::Open(*location->store, key);
+      Check(reader.status(), key.c_str());
+      std::string_view record;
+      while (true) {
+        auto more = (*reader)->Next(&record);
+        Check(more.status(), "record");
+        if (!*more) break;
+        bytes += record.size();
+      }
+    }
+    return bytes;
+  });
+}
+
 struct SourceResult {
   PassResult best;
   uint64_t peak_rss_kib = 0;
@@ -231,11 +309,12 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(args.records), spool::FormatBytes(args.record_bytes).c_str(),
               args.shards, spool::FormatBytes(args.records * args.record_bytes).c_str(),
               spool::FormatBytes(args.budget).c_str(), args.interleave, spool::FormatBytes(args.read_ahead).c_str());
-  const std::string s3_manifest = WriteDataset(args, s3_prefix);
+  const bool with_s3 = !args.s3.empty();
+  const std::string s3_manifest = with_s3 ? WriteDataset(args, s3_prefix) : "";
   const std::string local_manifest = WriteDataset(args, local_prefix);
   const uint64_t rss_before_kib = ReadStatusKiB("VmRSS:");
   SourceResult local = Measure(args, "local", local_manifest);
-  SourceResult s3 = Measure(args, "s3", s3_manifest);
+  SourceResult s3 = with_s3 ? Measure(args, "s3", s3_manifest) : SourceResult{};
   auto line = [&](const char* name, const SourceResult& r) {
     std::printf("%-6s %9.0f records/s %8.1f MB/s  peak RSS %s (budget %s + %s)\n", name,
                 r.best.records / r.best.seconds, r.best.bytes / r.best.seconds / 1e6,
@@ -245,12 +324,21 @@ int main(int argc, char** argv) {
   };
   std::printf("\nRSS before reading: %s\n", spool::FormatBytes(rss_before_kib * 1024).c_str());
   line("local", local);
-  line("s3", s3);
-  std::printf("raw whole-object reads (ReadParallel, no loader): local %.1f MB/s, s3 %.1f MB/s\n",
-              RawMBps(local_manifest), RawMBps(s3_manifest));
-  std::printf("ratio s3/local: %.2fx\n", (s3.best.records / s3.best.seconds) / (local.best.records / local.best.seconds));
+  const double plain = PlainReadMBps(args, local_manifest);
+  const double reader = RecordReaderMBps(args, local_manifest);
+  const double loader_local = local.best.bytes / local.best.seconds / 1e6;
+  std::printf("local plain read() into a reused 256 KiB buffer: %.1f MB/s\n", plain);
+  std::printf("local one RecordReader thread: %.1f MB/s (%.2fx plain read)\n", reader, reader / plain);
+  std::printf("local loader: %.1f MB/s (%.2fx plain read)\n", loader_local, loader_local / plain);
+  if (with_s3) {
+    line("s3", s3);
+    std::printf("raw whole-object reads (ReadParallel, no loader): local %.1f MB/s, s3 %.1f MB/s\n",
+                RawMBps(local_manifest), RawMBps(s3_manifest));
+    std::printf("ratio s3/local: %.2fx\n",
+                (s3.best.records / s3.best.seconds) / (local.best.records / local.best.seconds));
+  }
   if (!args.keep) {
-    Cleanup(s3_prefix, s3_manifest);
+    if (with_s3) Cleanup(s3_prefix, s3_manifest);
     Cleanup(local_prefix, local_manifest);
   }
   return 0;

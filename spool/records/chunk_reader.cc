@@ -9,7 +9,7 @@ namespace spool::records {
 struct ChunkReader::Fetch {
   uint64_t offset = 0;
   size_t size = 0;
-  std::unique_ptr<char[]> buffer;
+  BufferPool::Buffer buffer;
   ByteBudget* budget = nullptr;
   uint64_t leased = 0;  // bytes taken from `budget`, given back with the buffer
   size_t got = 0;       // set by the task
@@ -33,6 +33,7 @@ ChunkReader::ChunkReader(std::shared_ptr<ReadableObject> object, std::string url
   options_.chunk_size = std::max<uint64_t>(options_.chunk_size, 4096);
   if (options_.executor == nullptr) options_.executor = &DefaultExecutor();
   if (options_.budget == nullptr) options_.budget = &DefaultByteBudget();
+  if (options_.buffers == nullptr) options_.buffers = &DefaultBufferPool();
   max_in_flight_ = 1 + static_cast<size_t>((options_.read_ahead + options_.chunk_size - 1) / options_.chunk_size);
   verify_ = options_.expected_crc32c.has_value() && start == 0 && end == object_->info().size;
 }
@@ -46,7 +47,7 @@ Status ChunkReader::Run(Fetch& fetch, ReadableObject& object) {
   size_t filled = 0;
   while (filled < fetch.size) {
     SPOOL_ASSIGN_OR_RETURN(size_t got, object.ReadAt(fetch.offset + filled,
-                                                     std::span<char>(fetch.buffer.get() + filled, fetch.size - filled)));
+                                                     std::span<char>(fetch.buffer.data() + filled, fetch.size - filled)));
     if (got == 0) break;  // the object is shorter than it was said to be
     filled += got;
   }
@@ -64,12 +65,12 @@ void ChunkReader::Issue(bool needed_now) {
   if (fetch->leased == 0 && !needed_now && size > 0) return;
   fetch->offset = issue_offset_;
   fetch->size = size;
-  if (!spare_buffers_.empty() && size <= options_.chunk_size) {
+  if (!spare_buffers_.empty()) {
     fetch->buffer = std::move(spare_buffers_.back());
     spare_buffers_.pop_back();
   } else {
     // Chunks share one size so buffers can be reused; no zero-fill.
-    fetch->buffer = std::make_unique_for_overwrite<char[]>(options_.chunk_size);
+    fetch->buffer = options_.buffers->Take(static_cast<size_t>(options_.chunk_size));
   }
   issue_offset_ += size;
   // Without read-ahead the consumer runs the fetch itself in Next().
@@ -122,7 +123,7 @@ Result<std::span<const char>> ChunkReader::Next() {
   position_ = fetch->offset + got;
   current_ = std::move(fetch);
   if (verify_) {
-    crc_ = crc32c::Extend(crc_, current_->buffer.get(), got);
+    crc_ = crc32c::Extend(crc_, current_->buffer.data(), got);
     if (position_ >= end_ && got == current_->size && crc_ != *options_.expected_crc32c) {
       return DataLossError(url_ + ": the CRC32C of the whole object is " + crc32c::ToHex(crc_) +
                            " but its dataset manifest says " + crc32c::ToHex(*options_.expected_crc32c) +
@@ -130,7 +131,7 @@ Result<std::span<const char>> ChunkReader::Next() {
     }
   }
   TopUp();
-  return std::span<const char>(current_->buffer.get(), got);
+  return std::span<const char>(current_->buffer.data(), got);
 }
 
 }  // namespace spool::records

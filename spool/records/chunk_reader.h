@@ -5,7 +5,8 @@
 // Chunks of `chunk_size` bytes are fetched with ReadableObject::ReadAt on the
 // executor, up to `read_ahead` bytes beyond the chunk being consumed, so a
 // reader makes one request per chunk, never one per record. Buffers are
-// reused from chunk to chunk.
+// reused from chunk to chunk, and come from (and go back to) a BufferPool, so
+// the next reader of the same chunk size reuses them too.
 //
 // Memory: every read-ahead chunk takes its bytes from the ByteBudget with
 // TryAcquire and is not issued while the budget is full; the chunk needed
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "spool/core/buffer_pool.h"
 #include "spool/core/cancel.h"
 #include "spool/core/executor.h"
 #include "spool/core/status.h"
@@ -41,6 +43,7 @@ struct ReadAheadOptions {
   uint64_t read_ahead = 16 << 20;  // bytes fetched ahead; 0 = fetch on the caller's thread only
   Executor* executor = nullptr;    // default: DefaultExecutor()
   ByteBudget* budget = nullptr;    // default: DefaultByteBudget()
+  BufferPool* buffers = nullptr;   // default: DefaultBufferPool()
   // CRC32C of the whole object (a dataset manifest's). When the reader
   // covers the object from byte 0 to its end, the bytes are checked as they
   // arrive: the chunk that completes the object is returned only if the
@@ -87,7 +90,7 @@ class ChunkReader {
   uint32_t crc_ = 0;      // of the bytes handed out so far, when verify_
   std::deque<std::shared_ptr<Fetch>> in_flight_;
   std::shared_ptr<Fetch> current_;
-  std::vector<std::unique_ptr<char[]>> spare_buffers_;
+  std::vector<BufferPool::Buffer> spare_buffers_;
   uint64_t bytes_fetched_ = 0;
 };
 

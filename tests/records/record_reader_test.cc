@@ -210,6 +210,27 @@ TEST_F(RecordReaderTest, ReadAheadStaysWithinTheByteBudget) {
   EXPECT_EQ(budget.in_use(), 0u);
 }
 
+TEST_F(RecordReaderTest, ReadersOfOneChunkSizeReuseEachOthersBuffers) {
+  std::vector<std::string> records(200, std::string(1000, 'p'));
+  ASSERT_TRUE(WriteAll(store_, "pool.tfrecord", Frame(records)).ok());
+  BufferPool pool(1 << 20);
+  RecordReaderOptions options;
+  options.io.chunk_size = 16 << 10;
+  options.io.read_ahead = 64 << 10;
+  options.io.buffers = &pool;
+  auto first = OpenOrDie("pool.tfrecord", options);
+  EXPECT_EQ(ReadAllRecords(*first).size(), records.size());
+  EXPECT_EQ(pool.idle_bytes(), 0u);  // all still the reader's
+  first.reset();
+  const uint64_t idle = pool.idle_bytes();
+  EXPECT_GE(idle, 16u << 10);  // given back, not freed
+  auto second = OpenOrDie("pool.tfrecord", options);
+  std::string_view record;
+  ASSERT_TRUE(second->Next(&record).value());
+  EXPECT_LT(pool.idle_bytes(), idle);  // taken from the pool
+  EXPECT_EQ(ReadAllRecords(*second).size(), records.size() - 1);
+}
+
 TEST_F(RecordReaderTest, ResumesFromReportedOffsets) {
   std::vector<std::string> records;
   for (int i = 0; i < 50; ++i) records.push_back("record-" + std::to_string(i) + std::string(i * 37, 'z'));
