@@ -164,61 +164,147 @@ Result<std::unique_ptr<Inflater>> Inflater::Create(Compression compression, Engi
   return std::unique_ptr<Inflater>(std::move(inflater));
 }
 
-struct Deflater::State {
-  z_stream stream{};
+namespace {
+
+// zlib with TensorFlow's ZlibCompressionOptions.
+class ZlibDeflater final : public Deflater {
+ public:
+  ~ZlibDeflater() override {
+    if (initialized_) deflateEnd(&stream_);
+  }
+
+  Status Init(Compression compression, int level) {
+    // TensorFlow's ZlibCompressionOptions: memory level 9, default strategy.
+    constexpr int kMemLevel = 9;
+    if (deflateInit2(&stream_, level, Z_DEFLATED, WindowBits(compression), kMemLevel, Z_DEFAULT_STRATEGY) !=
+        Z_OK) {
+      return InternalError("zlib deflateInit2 failed");
+    }
+    initialized_ = true;
+    return OkStatus();
+  }
+
+  Status Deflate(std::string_view input, std::string* out) override {
+    if (input.empty()) return OkStatus();
+    return Run(input, Z_NO_FLUSH, out);
+  }
+  Status Finish(std::string* out) override { return Run({}, Z_FINISH, out); }
+  const char* engine_name() const override { return "zlib"; }
+
+ private:
+  Status Run(std::string_view input, int flush, std::string* out) {
+    z_stream& s = stream_;
+    s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
+    size_t input_left = input.size();
+    while (true) {
+      uInt chunk = ClampToUInt(input_left);
+      s.avail_in = chunk;
+      const size_t old_size = out->size();
+      const size_t room = std::max<size_t>(deflateBound(&s, chunk), 64 * 1024);
+      out->resize(old_size + room);
+      s.next_out = reinterpret_cast<Bytef*>(out->data() + old_size);
+      s.avail_out = ClampToUInt(room);
+      const bool last_chunk = chunk == input_left;
+      int rc = deflate(&s, last_chunk ? flush : Z_NO_FLUSH);
+      out->resize(old_size + (room - s.avail_out));
+      input_left -= chunk - s.avail_in;
+      if (rc == Z_STREAM_END) return OkStatus();
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return InternalError("deflate() failed with error " + std::to_string(rc));
+      }
+      // Done when all input is in and zlib had output room to spare.
+      if (input_left == 0 && s.avail_out != 0 && flush == Z_NO_FLUSH) return OkStatus();
+    }
+  }
+
+  z_stream stream_{};
+  bool initialized_ = false;
 };
 
-Deflater::Deflater(std::unique_ptr<State> state) : state_(std::move(state)) {}
+#if SPOOL_HAVE_ISAL
+// ISA-L's deflate at level 1: one GZIP member or ZLIB stream, with ISA-L's
+// generic header (no name, mtime 0).
+class IsalDeflater final : public Deflater {
+ public:
+  explicit IsalDeflater(Compression compression)
+      : stream_(std::make_unique<isal_zstream>()),
+        level_buffer_(std::make_unique_for_overwrite<uint8_t[]>(ISAL_DEF_LVL1_DEFAULT)) {
+    isal_deflate_init(stream_.get());
+    stream_->level = 1;
+    stream_->level_buf = level_buffer_.get();
+    stream_->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    stream_->gzip_flag = compression == Compression::kGzip ? IGZIP_GZIP : IGZIP_ZLIB;
+    stream_->flush = NO_FLUSH;
+  }
 
-Deflater::~Deflater() { deflateEnd(&state_->stream); }
+  Status Deflate(std::string_view input, std::string* out) override {
+    if (input.empty()) return OkStatus();
+    return Run(input, /*finish=*/false, out);
+  }
+  Status Finish(std::string* out) override { return Run({}, /*finish=*/true, out); }
+  const char* engine_name() const override { return "isal"; }
+
+ private:
+  Status Run(std::string_view input, bool finish, std::string* out) {
+    isal_zstream& s = *stream_;
+    const char* next = input.data();
+    size_t input_left = input.size();
+    while (true) {
+      const uint32_t chunk = static_cast<uint32_t>(std::min<size_t>(input_left, UINT32_MAX / 2));
+      s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(next));
+      s.avail_in = chunk;
+      const bool last_chunk = chunk == input_left;
+      s.end_of_stream = finish && last_chunk ? 1 : 0;
+      // Level 1 output is rarely larger than its input; the loop takes
+      // care of the rare case.
+      const size_t old_size = out->size();
+      const size_t room = std::max<size_t>(chunk + chunk / 8, 64 * 1024);
+      out->resize(old_size + room);
+      s.next_out = reinterpret_cast<uint8_t*>(out->data() + old_size);
+      s.avail_out = static_cast<uint32_t>(room);
+      const int rc = isal_deflate(&s);
+      out->resize(old_size + (room - s.avail_out));
+      if (rc != COMP_OK) return InternalError("isal_deflate failed with error " + std::to_string(rc));
+      const uint32_t used = chunk - s.avail_in;
+      next += used;
+      input_left -= used;
+      if (finish) {
+        if (input_left == 0 && s.internal_state.state == ZSTATE_END) return OkStatus();
+      } else if (input_left == 0 && s.avail_out != 0) {
+        return OkStatus();
+      }
+    }
+  }
+
+  std::unique_ptr<isal_zstream> stream_;
+  std::unique_ptr<uint8_t[]> level_buffer_;
+};
+#endif
+
+}  // namespace
 
 Result<std::unique_ptr<Deflater>> Deflater::Create(Compression compression, int level) {
   if (compression == Compression::kNone) {
     return InvalidArgumentError("a deflater needs ZLIB or GZIP compression");
   }
-  if (level < -1 || level > 9) {
-    return InvalidArgumentError("compression level " + std::to_string(level) + " is out of range: use -1 or 0..9");
+  if (level < kFastLevel || level > 9) {
+    return InvalidArgumentError("compression level " + std::to_string(level) +
+                                " is out of range: use default, fast or 0..9");
   }
-  auto state = std::make_unique<State>();
-  // TensorFlow's ZlibCompressionOptions: memory level 9, default strategy.
-  constexpr int kMemLevel = 9;
-  if (deflateInit2(&state->stream, level, Z_DEFLATED, WindowBits(compression), kMemLevel,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
-    return InternalError("zlib deflateInit2 failed");
-  }
-  return std::unique_ptr<Deflater>(new Deflater(std::move(state)));
+#if SPOOL_HAVE_ISAL
+  if (level == kFastLevel) return std::unique_ptr<Deflater>(new IsalDeflater(compression));
+#endif
+  auto deflater = std::make_unique<ZlibDeflater>();
+  SPOOL_RETURN_IF_ERROR(deflater->Init(compression, level == kFastLevel ? 1 : level));
+  return std::unique_ptr<Deflater>(std::move(deflater));
 }
 
-Status Deflater::Run(std::string_view input, int flush, std::string* out) {
-  z_stream& s = state_->stream;
-  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
-  size_t input_left = input.size();
-  while (true) {
-    uInt chunk = ClampToUInt(input_left);
-    s.avail_in = chunk;
-    const size_t old_size = out->size();
-    const size_t room = std::max<size_t>(deflateBound(&s, chunk), 64 * 1024);
-    out->resize(old_size + room);
-    s.next_out = reinterpret_cast<Bytef*>(out->data() + old_size);
-    s.avail_out = ClampToUInt(room);
-    const bool last_chunk = chunk == input_left;
-    int rc = deflate(&s, last_chunk ? flush : Z_NO_FLUSH);
-    out->resize(old_size + (room - s.avail_out));
-    input_left -= chunk - s.avail_in;
-    if (rc == Z_STREAM_END) return OkStatus();
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      return InternalError("deflate() failed with error " + std::to_string(rc));
-    }
-    // Done when all input is in and zlib had output room to spare.
-    if (input_left == 0 && s.avail_out != 0 && flush == Z_NO_FLUSH) return OkStatus();
-  }
+Result<int> Deflater::ParseLevel(std::string_view text) {
+  if (text == "default") return kDefaultLevel;
+  if (text == "fast") return kFastLevel;
+  if (text.size() == 1 && text[0] >= '0' && text[0] <= '9') return text[0] - '0';
+  return InvalidArgumentError("compression level '" + std::string(text) +
+                              "' is not one of default, fast or 0..9 (default gives TensorFlow's bytes)");
 }
-
-Status Deflater::Deflate(std::string_view input, std::string* out) {
-  if (input.empty()) return OkStatus();
-  return Run(input, Z_NO_FLUSH, out);
-}
-
-Status Deflater::Finish(std::string* out) { return Run({}, Z_FINISH, out); }
 
 }  // namespace spool::records

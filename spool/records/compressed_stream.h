@@ -9,7 +9,9 @@
 // Deflater compresses as TensorFlow's ZlibOutputBuffer does: default level,
 // window bits 15 (ZLIB) or 31 (GZIP), memory level 9, default strategy,
 // Z_NO_FLUSH for every input and one Z_FINISH at the end, so the bytes are
-// identical to TensorFlow's for the same records.
+// identical to TensorFlow's for the same records. The fast level trades
+// that identity for speed (ISA-L's deflate): one ordinary GZIP member or
+// ZLIB stream all the same.
 //
 // Neither is thread-safe; each object serves one stream. Errors are DataLoss
 // (corrupt input) or Internal, with the codec's own words; callers add the
@@ -57,22 +59,26 @@ class Inflater {
 
 class Deflater {
  public:
+  // Levels: kDefaultLevel and 0..9 are zlib's, with TensorFlow's other
+  // settings (the default gives TensorFlow's bytes exactly). kFastLevel is
+  // ISA-L's level 1 where spool was built with ISA-L (zlib level 1
+  // otherwise): many times faster than the default, files a little larger,
+  // readable by every GZIP/ZLIB reader (docs/performance.md has figures).
   static constexpr int kDefaultLevel = -1;  // Z_DEFAULT_COMPRESSION, as TensorFlow
+  static constexpr int kFastLevel = -2;
 
-  // `compression` must be kZlib or kGzip; level -1 or 0..9.
+  // `compression` must be kZlib or kGzip; `level` one of the above.
   static Result<std::unique_ptr<Deflater>> Create(Compression compression, int level = kDefaultLevel);
-  ~Deflater();
+  // "default", "fast" or 0..9, as the CLI's --compression-level takes it.
+  static Result<int> ParseLevel(std::string_view text);
+
+  virtual ~Deflater() = default;
 
   // Compresses `input`, appending whatever output is ready to `*out`.
-  Status Deflate(std::string_view input, std::string* out);
-  // Ends the stream (one Z_FINISH), appending the rest to `*out`.
-  Status Finish(std::string* out);
-
- private:
-  struct State;
-  explicit Deflater(std::unique_ptr<State> state);
-  Status Run(std::string_view input, int flush, std::string* out);
-  std::unique_ptr<State> state_;
+  virtual Status Deflate(std::string_view input, std::string* out) = 0;
+  // Ends the stream, appending the rest to `*out`.
+  virtual Status Finish(std::string* out) = 0;
+  virtual const char* engine_name() const = 0;
 };
 
 }  // namespace spool::records

@@ -2,6 +2,8 @@
 // TensorFlow's outcomes, positions, policies, I/O shape.
 #include "spool/records/record_reader.h"
 
+#include <zlib.h>
+
 #include <atomic>
 
 #include <gtest/gtest.h>
@@ -391,6 +393,78 @@ TEST_F(RecordReaderTest, ConcatenatedGzipMembersReadAsOneStreamWithBothEngines) 
     EXPECT_EQ(ReadAllRecords(*reader), all);
   }
   EXPECT_EQ(Inflater::Create(Compression::kGzip, Inflater::Engine::kIsal).ok(), Inflater::HasIsal());
+}
+
+// zlib's own inflate of a whole GZIP (window bits 31) or ZLIB (15) stream:
+// what any other reader of the file sees.
+std::string ZlibInflateAll(const std::string& compressed, int window_bits) {
+  z_stream stream{};
+  EXPECT_EQ(inflateInit2(&stream, window_bits), Z_OK);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  stream.avail_in = static_cast<uInt>(compressed.size());
+  std::string out;
+  char buffer[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof buffer;
+    rc = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - stream.avail_out);
+  }
+  EXPECT_EQ(rc, Z_STREAM_END) << "the stream does not end cleanly";
+  EXPECT_EQ(stream.avail_in, 0u) << "bytes after the end of the stream";
+  inflateEnd(&stream);
+  return out;
+}
+
+TEST_F(RecordReaderTest, FastLevelFilesAreOrdinaryGzipAndZlibStreams) {
+  std::mt19937_64 rng(33);
+  std::vector<std::string> records;
+  for (int i = 0; i < 200; ++i) {
+    // Half compressible, half not, some larger than ISA-L's internal buffers.
+    records.push_back(i % 2 ? std::string(rng() % 300000, static_cast<char>('a' + i % 26))
+                            : testing::RandomBytes(rng, rng() % 20000));
+  }
+  auto write = [&](const std::string& key, int level) {
+    RecordWriterOptions options;
+    options.compression_level = level;
+    options.append_size = 100000;  // many Deflate calls per stream
+    auto writer = RecordWriter::Open(store_, key, options).value();
+    for (const auto& r : records) SPOOL_ASSERT_OK(writer->Write(r));
+    ASSERT_TRUE(writer->Close().ok());
+  };
+  write("plain.tfrecord", Deflater::kDefaultLevel);
+  const std::string framed = ReadAll(store_, "plain.tfrecord").value();
+  for (const auto& [key, window_bits] : {std::pair<std::string, int>{"fast.tfrecord.gz", 31}, {"fast.tfrecord.zlib", 15}}) {
+    SCOPED_TRACE(key);
+    write(key, Deflater::kFastLevel);
+    const std::string compressed = ReadAll(store_, key).value();
+    EXPECT_LT(compressed.size(), framed.size() * 3 / 4);
+    EXPECT_TRUE(ZlibInflateAll(compressed, window_bits) == framed) << "zlib decodes other bytes";
+    std::vector<Inflater::Engine> engines = {Inflater::Engine::kZlib};
+    if (Inflater::HasIsal()) engines.push_back(Inflater::Engine::kIsal);
+    for (Inflater::Engine engine : engines) {
+      RecordReaderOptions options;
+      options.inflate_engine = engine;
+      auto reader = OpenOrDie(key, options);
+      EXPECT_TRUE(ReadAllRecords(*reader) == records);
+    }
+  }
+  auto fast = Deflater::Create(Compression::kGzip, Deflater::kFastLevel);
+  ASSERT_TRUE(fast.ok());
+  EXPECT_STREQ((*fast)->engine_name(), Inflater::HasIsal() ? "isal" : "zlib");
+}
+
+TEST(DeflaterTest, LevelsParseAndBadOnesAreRefused) {
+  EXPECT_EQ(Deflater::ParseLevel("default").value(), Deflater::kDefaultLevel);
+  EXPECT_EQ(Deflater::ParseLevel("fast").value(), Deflater::kFastLevel);
+  EXPECT_EQ(Deflater::ParseLevel("9").value(), 9);
+  for (std::string_view bad : {"", "10", "-1", "fastest"}) {
+    auto level = Deflater::ParseLevel(bad);
+    EXPECT_EQ(level.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(Deflater::Create(Compression::kGzip, 10).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Deflater::Create(Compression::kGzip, -3).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(RecordReaderTest, AnAbortedOrAbandonedWriterLeavesNothing) {
