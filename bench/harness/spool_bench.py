@@ -605,6 +605,7 @@ def markdown(results):
     lines = [f"# spool benchmarks, {results['timestamp']}", "",
              "" if results.get("complete") else "**Incomplete run: only the cases below finished.**\n",
              f"{'Quick run (smaller data, fewer rounds): not the reference figures. ' if results['quick'] else ''}"
+             f"{'Default run (fewer rounds; `scripts/bench --full` gives the reference figures). ' if not results['quick'] and not results.get('full') else ''}"
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}. "
              + servers_line(results), "",
              "Versions: " + "; ".join(f"{k} `{m[k]}`" for k in ("spool", "aws", "rclone", "s3cmd", "curl")), "",
@@ -693,10 +694,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build-dir", required=True, help="spool build folder (Release)")
     p.add_argument("--quick", action="store_true", help="smaller data, fewer rounds: under 3 minutes")
+    p.add_argument("--full", action="store_true",
+                   help="the reference run: 1 warm-up and 5 measured rounds of every case (about 35 minutes)")
     p.add_argument("--dry-run", action="store_true", help="parse, print the plan, check the binaries start")
     p.add_argument("--cases", default=",".join(ALL_CASES),
                    help="comma-separated subset of " + ",".join(ALL_CASES))
-    p.add_argument("--rounds", type=int, help="measured rounds per case (default 5, quick 1)")
+    p.add_argument("--rounds", type=int, help="measured rounds per case (default 2, full 5, quick 1)")
     p.add_argument("--small-rounds", type=int, help="rounds for the small-object and checkpoint cases")
     p.add_argument("--warmup", type=int, help="warm-up rounds per case (default 1, quick 0)")
     p.add_argument("--small-warmup", type=int, help="warm-up rounds for the small-object and checkpoint cases")
@@ -707,13 +710,20 @@ def main():
     p.add_argument("--note", action="append", default=[], help="a line for the Notes section")
     args = p.parse_args()
     args.cases = args.cases.split(",")
-    # Every case: one warm-up round, then 5 measured, tools alternating. At full size that is more
-    # than 15 minutes on 2 cores (the 10,000-object case alone moves 1.2 GiB per tool and round at
-    # the speed of the slowest peer); --rounds 2 --small-rounds 1 --small-warmup 0 fits in 15.
-    args.rounds = args.rounds or (1 if args.quick else 5)
+    if args.quick and args.full:
+        p.error("--quick and --full: choose one")
+    # --full: every case one warm-up round, then 5 measured, tools alternating: about 35 minutes on
+    # 2 cores at full size (the 10,000-object case alone moves 1.2 GiB per tool and round at the
+    # speed of the slowest peer). The default keeps the full sizes with 2 measured rounds of the
+    # one-object cases and 1 of the small-object and checkpoint cases, no warm-up for those: under
+    # 20 minutes. --quick also shrinks the data.
+    default_rounds, default_small_rounds, default_small_warmup = (5, 5, 1) if args.full else (2, 1, 0)
+    if args.quick:
+        default_rounds, default_small_rounds, default_small_warmup = (1, 1, 0)
+    args.rounds = args.rounds or default_rounds
     args.warmup = (0 if args.quick else 1) if args.warmup is None else args.warmup
-    args.small_rounds = args.small_rounds or (1 if args.quick else 5)
-    args.small_warmup = (0 if args.quick else 1) if args.small_warmup is None else args.small_warmup
+    args.small_rounds = args.small_rounds or default_small_rounds
+    args.small_warmup = default_small_warmup if args.small_warmup is None else args.small_warmup
     env = Env(args)
     if args.dry_run:
         return dry_run(env, args)
@@ -724,7 +734,7 @@ def main():
         print(f"[{time.monotonic() - started:6.1f}s] {text}", flush=True)
 
     results = {"timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-               "quick": args.quick, "cases": args.cases, "rounds": args.rounds, "small_rounds": args.small_rounds,
+               "quick": args.quick, "full": args.full, "cases": args.cases, "rounds": args.rounds, "small_rounds": args.small_rounds,
                "warmup": args.warmup, "small_warmup": args.small_warmup, "machine": versions(env),
                "settings": env.settings(), "notes": args.note}
     wanted_transfers = [c for c in args.cases if c in TRANSFER_GOALS]
@@ -777,8 +787,9 @@ def save(results, args, started, done):
     stamp = results["timestamp"].replace(":", "")
     with open(os.path.join(args.results, f"{stamp}.json"), "w") as f:
         json.dump(results, f, indent=1)
-    # latest.md is the newest full run (every case, full size); quick or partial runs get their own.
-    variant = (["quick"] if args.quick else []) + ([] if set(args.cases) >= set(ALL_CASES) else args.cases)
+    # latest.md is the newest --full run of every case; default, quick or partial runs get their own.
+    variant = (["quick"] if args.quick else [] if args.full else ["default"]) + \
+        ([] if set(args.cases) >= set(ALL_CASES) else args.cases)
     for name in (f"{stamp}.md", "-".join(["latest", *variant]) + ".md"):
         with open(os.path.join(args.results, name), "w") as f:
             f.write(text)
