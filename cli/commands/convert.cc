@@ -15,9 +15,9 @@
 #include "cli/convert/jsonl.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "spool/records/compressed_stream.h"
 #include "spool/core/bytes.h"
 #include "spool/core/cancel.h"
+#include "spool/records/compressed_stream.h"
 #include "spool/records/manifest.h"
 
 namespace spool::cli {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "spool/core/executor.h"
+#include "spool/core/per_process.h"
 
 namespace spool {
 
@@ -73,23 +74,10 @@ uint64_t BufferPool::idle_bytes() const {
 }
 
 BufferPool& DefaultBufferPool() {
-  struct PerProcess {
-    BufferPool* pool;
-    uint64_t generation;
-  };
-  static std::atomic<PerProcess*> current{nullptr};
+  static std::atomic<internal::PerProcess<BufferPool>*> current{nullptr};
   static std::mutex mu;
-  const uint64_t generation = ForkGeneration();
-  PerProcess* seen = current.load(std::memory_order_acquire);
-  if (seen != nullptr && seen->generation == generation) return *seen->pool;
-  std::lock_guard<std::mutex> lock(mu);
-  seen = current.load(std::memory_order_acquire);
-  if (seen == nullptr || seen->generation != generation) {
-    // Never destroyed: buffers still owned at exit give themselves back to it.
-    seen = new PerProcess{new BufferPool(32ull << 20), generation};
-    current.store(seen, std::memory_order_release);
-  }
-  return *seen->pool;
+  // Never destroyed: buffers still owned at exit give themselves back to it.
+  return internal::CurrentOf(current, mu, [] { return new BufferPool(32ull << 20); });
 }
 
 }  // namespace spool

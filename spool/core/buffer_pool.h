@@ -67,7 +67,6 @@ class BufferPool {
   Buffer Take(size_t size);
 
   uint64_t idle_bytes() const;
-  uint64_t max_idle_bytes() const { return max_idle_bytes_; }
 
  private:
   void Return(std::unique_ptr<char[]> data, size_t size);

@@ -10,6 +10,7 @@
 
 #include "spool/core/bytes.h"
 #include "spool/core/log.h"
+#include "spool/core/per_process.h"
 
 namespace spool {
 namespace {
@@ -149,28 +150,8 @@ std::atomic<uint64_t> process_generation{0};
 void OnForkChild() { process_generation.fetch_add(1, std::memory_order_acq_rel); }
 const bool fork_handler_installed = [] { return pthread_atfork(nullptr, nullptr, &OnForkChild) == 0; }();
 
-// One process's default object, swapped whole so a reader never pairs one
-// process's object with another's generation.
-template <typename T>
-struct PerProcess {
-  T* object = nullptr;
-  uint64_t generation = 0;
-};
-
-template <typename T, typename Make>
-T& CurrentOf(std::atomic<PerProcess<T>*>& slot, std::mutex& mu, Make make) {
-  const uint64_t generation = process_generation.load(std::memory_order_acquire);
-  PerProcess<T>* current = slot.load(std::memory_order_acquire);
-  if (current != nullptr && current->generation == generation) return *current->object;
-  std::lock_guard<std::mutex> lock(mu);
-  current = slot.load(std::memory_order_acquire);
-  if (current == nullptr || current->generation != generation) {
-    // Never destroyed: threads still running at exit must find it.
-    current = new PerProcess<T>{make(), generation};
-    slot.store(current, std::memory_order_release);
-  }
-  return *current->object;
-}
+using internal::CurrentOf;
+using internal::PerProcess;
 
 std::atomic<PerProcess<Executor>*> default_executor{nullptr};
 std::atomic<PerProcess<ByteBudget>*> default_budget{nullptr};
