@@ -13,7 +13,7 @@ BufferPool::BufferPool(uint64_t max_idle_bytes)
 
 BufferPool::~BufferPool() = default;
 
-BufferPool::Buffer::Buffer(BufferPool* pool, std::unique_ptr<char[]> data, size_t size)
+BufferPool::Buffer::Buffer(BufferPool* pool, LargeBuffer data, size_t size)
     : pool_(pool), data_(std::move(data)), size_(size) {}
 
 BufferPool::Buffer::Buffer(Buffer&& other) noexcept
@@ -47,16 +47,16 @@ BufferPool::Buffer BufferPool::Take(size_t size) {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = idle_.size(); i-- > 0;) {
       if (idle_[i].size != size) continue;
-      std::unique_ptr<char[]> data = std::move(idle_[i].data);
+      LargeBuffer data = std::move(idle_[i].data);
       idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
       idle_bytes_ -= size;
       return Buffer(this, std::move(data), size);
     }
   }
-  return Buffer(this, std::make_unique_for_overwrite<char[]>(size), size);
+  return Buffer(this, AllocateLargeBuffer(size), size);
 }
 
-void BufferPool::Return(std::unique_ptr<char[]> data, size_t size) {
+void BufferPool::Return(LargeBuffer data, size_t size) {
   std::lock_guard<std::mutex> lock(mu_);
   if (size > max_idle_bytes_) return;  // freed as `data` goes out of scope
   // Keep the newest: drop the oldest idle buffers to make room.

@@ -8,7 +8,8 @@
 // them into a reused one, most of the difference in the fault path). malloc
 // hands blocks this large back to the system when they are freed (mmap
 // threshold, heap trimming), so a buffer freed and allocated again faults
-// again. A pool keeps the pages mapped.
+// again. A pool keeps the pages mapped, and makes its buffers from huge
+// pages (core/large_buffer.h), so that even a new one faults rarely.
 //
 // Sizes: a pool holds buffers of any size and gives back one of exactly the
 // size asked for, else a new one; callers use a few fixed sizes (the read
@@ -28,6 +29,8 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include "spool/core/large_buffer.h"
 
 namespace spool {
 
@@ -53,11 +56,11 @@ class BufferPool {
 
    private:
     friend class BufferPool;
-    Buffer(BufferPool* pool, std::unique_ptr<char[]> data, size_t size);
+    Buffer(BufferPool* pool, LargeBuffer data, size_t size);
     void GiveBack();
 
     BufferPool* pool_ = nullptr;
-    std::unique_ptr<char[]> data_;
+    LargeBuffer data_;
     size_t size_ = 0;
   };
 
@@ -69,13 +72,13 @@ class BufferPool {
   uint64_t idle_bytes() const;
 
  private:
-  void Return(std::unique_ptr<char[]> data, size_t size);
+  void Return(LargeBuffer data, size_t size);
 
   const uint64_t max_idle_bytes_;
   const uint64_t generation_;  // ForkGeneration() when made
   mutable std::mutex mu_;
   struct Idle {
-    std::unique_ptr<char[]> data;
+    LargeBuffer data;
     size_t size;
   };
   std::vector<Idle> idle_;  // most recently returned last

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/large_buffer.h"
 
 namespace spool::gcs {
 
@@ -51,6 +52,7 @@ Status ResumableUpload::StartFill() {
   // to be confirmed.
   SPOOL_ASSIGN_OR_RETURN(fill_lease_, chunks_.Reserve(chunk_size_));
   fill_.reserve(chunk_size_);
+  AdviseHugePages(fill_.data(), chunk_size_);  // before the appends touch it
   return OkStatus();
 }
 

@@ -9,6 +9,7 @@
 
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
+#include "spool/core/large_buffer.h"
 #include "spool/core/log.h"
 #include "spool/core/part_pipeline.h"
 
@@ -103,6 +104,7 @@ class S3Writer : public WritableObject {
     part_size_ = PartSizeFor(part_number_, client_->config().part_size, options_.expected_size);
     SPOOL_ASSIGN_OR_RETURN(lease_, parts_in_flight_.Reserve(part_size_));
     part_.reserve(part_size_);
+    AdviseHugePages(part_.data(), part_size_);  // before the appends touch it
     has_part_ = true;
     return OkStatus();
   }

@@ -11,10 +11,12 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "spool/core/buffer_pool.h"
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
@@ -236,7 +238,7 @@ namespace {
 
 // The CRC32C of the first `size` bytes of `fd`, read with pread through
 // `buffer` (the file offset is left alone).
-Result<uint32_t> FileCrc32c(int fd, const std::string& name, uint64_t size, std::string& buffer,
+Result<uint32_t> FileCrc32c(int fd, const std::string& name, uint64_t size, std::span<char> buffer,
                             const CancelToken& cancel) {
   uint32_t crc = 0;
   for (uint64_t offset = 0; offset < size;) {
@@ -302,7 +304,8 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
 
   const uint64_t chunk = std::clamp<uint64_t>(size, 1, PartSizeOf(options));
   const ByteBudget::Lease buffer_lease(&BudgetOf(options), chunk);
-  std::string buffer(chunk, '\0');
+  BufferPool::Buffer pooled = DefaultBufferPool().Take(chunk);
+  const std::span<char> buffer(pooled.data(), pooled.size());
   const CancelToken cancel = CancelToken::Current();
   WriteOptions write = options.write;
   write.expected_size = size;
@@ -406,14 +409,15 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
   TaskGroup group(ExecutorOf(options));
   for (size_t w = 0; w < workers; ++w) {
     group.Submit([&]() -> Status {
-      std::string buffer;
+      // From the pool: huge pages, and a `cp -r` of many files reuses them.
+      BufferPool::Buffer pooled = DefaultBufferPool().Take(std::min(part_size, info.size));
       for (size_t part = next_part++; part < parts && !group.cancelled(); part = next_part++) {
         SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));
         uint64_t offset = part * part_size;
-        buffer.resize(std::min(part_size, info.size - offset));
+        const std::span<char> buffer(pooled.data(), std::min(part_size, info.size - offset));
         SPOOL_RETURN_IF_ERROR(ReadExactly(*source, offset, buffer, source_url));
         SPOOL_RETURN_IF_ERROR(WriteAt(fd.get(), buffer.data(), buffer.size(), offset, name));
-        part_crcs[part] = crc32c::Value(buffer);
+        part_crcs[part] = crc32c::Value(buffer.data(), buffer.size());
         ReportProgress(options, buffer.size());
       }
       return OkStatus();
