@@ -7,11 +7,15 @@ starts the server and sets the environment this program reads:
 
   SPOOL_BENCH_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (the server),
   SPOOL_BENCH_BUCKET (created here if missing), SPOOL_BENCH_BUILD (build dir),
-  SPOOL_BENCH_GCS_ENDPOINT (the local GCS server, for the gcs case).
+  SPOOL_BENCH_GCS_ENDPOINT (the local GCS server, for the gcs case),
+  SPOOL_BENCH_TLS_ENDPOINT and SPOOL_BENCH_CA (the same S3 server behind a TLS
+  terminator, and the certificate to trust: the S3 transfer cases then run
+  over HTTP and over HTTPS).
 
 Every case runs each tool alternately (A B C A B C ...): one warm-up round,
-then the measured rounds. Each run is one process; its wall time and peak RSS
-come from os.wait4. Medians, min-max spread and the ratio spool/peer (speed,
+then the measured rounds. Each run is one process; its wall time, peak RSS
+and client CPU (user+sys of the process and its children) come from GNU
+time. Medians, min-max spread and the ratio spool/peer (speed,
 so > 1 means spool is faster) go to bench/results/<timestamp>.json and .md
 and bench/results/latest.md (latest-quick.md, latest-<cases>.md for quick or
 partial runs).
@@ -38,28 +42,35 @@ GiB = 1 << 30
 
 
 class Run:
-    def __init__(self, seconds, rss_kib, rc, out):
-        self.seconds, self.rss_kib, self.rc, self.out = seconds, rss_kib, rc, out
+    def __init__(self, seconds, rss_kib, cpu_seconds, rc, out):
+        self.seconds, self.rss_kib, self.cpu_seconds, self.rc, self.out = seconds, rss_kib, cpu_seconds, rc, out
 
 
 def run_timed(cmd, env, shell=False):
-    """Runs cmd; returns wall seconds, peak RSS (KiB) and output (stdout+stderr).
+    """Runs cmd; returns wall seconds, peak RSS (KiB), CPU seconds and output
+    (stdout+stderr).
 
-    Peak RSS comes from GNU time, which forks the command itself: a child of
-    this (much larger) Python process would inherit its high-water mark.
+    Peak RSS and CPU come from GNU time, which forks the command itself: a
+    child of this (much larger) Python process would inherit its high-water
+    mark. CPU is user+sys of the command and every child it waited for (the
+    parallel curls of a ranged download, the AWS CLI's interpreter).
     """
     if shell:
         cmd = ["bash", "-c", cmd]
     with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile(mode="r") as rss:
         start = time.monotonic()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *cmd], env=env, stdout=out,
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", rss.name, *cmd], env=env, stdout=out,
                               stderr=subprocess.STDOUT)
         seconds = time.monotonic() - start
         out.seek(0)
         text = out.read().decode(errors="replace")
-        lines = rss.read().split()
-    rss_kib = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-    return Run(seconds, rss_kib, proc.returncode, text)
+        fields = rss.read().split()
+    # The last line is ours; a command killed by a signal gets a line before it.
+    try:
+        rss_kib, cpu = int(fields[-3]), float(fields[-2]) + float(fields[-1])
+    except (IndexError, ValueError):
+        rss_kib, cpu = 0, 0.0
+    return Run(seconds, rss_kib, cpu, proc.returncode, text)
 
 
 def run_checked(cmd, env, what, shell=False):
@@ -79,11 +90,14 @@ def spread(values):
 class Env:
     """The server, the binaries and each peer's tuning."""
 
-    def __init__(self, args):
+    def __init__(self, args, endpoint=None, ca=None):
         self.args = args
         self.build = os.path.abspath(args.build_dir)
         self.spool = os.path.join(self.build, "cli", "spool")
-        self.endpoint = os.environ.get("SPOOL_BENCH_ENDPOINT", "http://127.0.0.1:48480")
+        self.endpoint = endpoint or os.environ.get("SPOOL_BENCH_ENDPOINT", "http://127.0.0.1:48480")
+        self.scheme = self.endpoint.split("://", 1)[0]
+        self.ca = ca  # the certificate an https endpoint presents, trusted by every tool
+        self.tls_endpoint = os.environ.get("SPOOL_BENCH_TLS_ENDPOINT", "")
         self.gcs_endpoint = os.environ.get("SPOOL_BENCH_GCS_ENDPOINT", "")
         self.bucket = os.environ.get("SPOOL_BENCH_BUCKET", "spool-bench")
         self.key = os.environ.get("AWS_ACCESS_KEY_ID", "CEPHTESTACCESSKEY001")
@@ -92,13 +106,16 @@ class Env:
         self.part_mib = args.part_mib
         self.streams = args.streams
         self.aws_config = os.path.join(self.work, "aws-config")
-        self.s3cmd_config = os.path.join(self.work, "s3cmd.cfg")
+        self.s3cmd_config = os.path.join(self.work, f"s3cmd-{self.scheme}.cfg")
         if not args.dry_run:
             self.write_peer_configs()
         base = dict(os.environ)
         base.update(AWS_ACCESS_KEY_ID=self.key, AWS_SECRET_ACCESS_KEY=self.secret, AWS_REGION="us-east-1",
                     AWS_DEFAULT_REGION="us-east-1", AWS_EC2_METADATA_DISABLED="true",
                     AWS_ENDPOINT_URL=self.endpoint)
+        base.pop("AWS_CA_BUNDLE", None)
+        if ca:
+            base["AWS_CA_BUNDLE"] = ca  # spool and the AWS CLI both read it
         if self.gcs_endpoint:
             # An emulator endpoint: spool talks to it anonymously, as Google's libraries do.
             base["STORAGE_EMULATOR_HOST"] = self.gcs_endpoint
@@ -113,6 +130,12 @@ class Env:
                                RCLONE_CONFIG_GBENCH_ANONYMOUS="true",
                                RCLONE_CONFIG_GBENCH_ENDPOINT=f"{self.gcs_endpoint}/storage/v1/")
 
+    def over_tls(self):
+        """The same server and tools through the TLS endpoint, or None when there is none."""
+        if not self.tls_endpoint:
+            return None
+        return Env(self.args, self.tls_endpoint, os.environ["SPOOL_BENCH_CA"])
+
     def write_peer_configs(self):
         """The AWS CLI and s3cmd read their tuning from files: temporary ones in the work folder."""
         os.makedirs(self.work, exist_ok=True)
@@ -125,7 +148,8 @@ class Env:
         host = self.endpoint.split("://", 1)[1]
         with open(self.s3cmd_config, "w") as f:
             # No keys in the file: s3cmd takes them from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
-            f.write(f"[default]\nhost_base = {host}\nhost_bucket = {host}\nuse_https = False\n"
+            tls = f"use_https = True\nca_certs_file = {self.ca}\n" if self.ca else "use_https = False\n"
+            f.write(f"[default]\nhost_base = {host}\nhost_bucket = {host}\n{tls}"
                     f"bucket_location = us-east-1\nmultipart_chunk_size_mb = {self.part_mib}\n"
                     "signature_v2 = False\nprogress_meter = False\n")
 
@@ -144,7 +168,7 @@ class Env:
             "rclone": f"--s3-upload-concurrency {self.streams} --s3-chunk-size {self.part_mib}M "
                       f"--multi-thread-streams {self.streams} --multi-thread-cutoff {self.part_mib}M "
                       f"--transfers {4 * self.streams} --checkers {4 * self.streams} --no-check-dest "
-                      "(uploads), AWS_CA_BUNDLE unset",
+                      "(uploads), AWS_CA_BUNDLE unset; over HTTPS --ca-cert with the run's certificate",
             "s3cmd": f"multipart_chunk_size_mb={self.part_mib} (s3cmd moves one part at a time)",
             "curl": f"upload: one PUT (no multipart); download: {self.streams} parallel ranged GETs into "
                     "separate files (no assembly): the server's ceiling; on GCS one uploadType=media POST "
@@ -166,7 +190,8 @@ class Env:
 
     def rclone_cmd(self, *args):
         n = self.streams
-        return ["rclone", "-q", "--s3-upload-concurrency", str(n), "--s3-chunk-size", f"{self.part_mib}M",
+        tls = ["--ca-cert", self.ca] if self.ca else []
+        return ["rclone", "-q", *tls, "--s3-upload-concurrency", str(n), "--s3-chunk-size", f"{self.part_mib}M",
                 "--multi-thread-streams", str(n), "--multi-thread-cutoff", f"{self.part_mib}M",
                 "--transfers", str(4 * n), "--checkers", str(4 * n), *args]
 
@@ -177,7 +202,8 @@ class Env:
         return ["s3cmd", "-c", self.s3cmd_config, "--no-progress", *args]
 
     def curl_base(self):
-        return ["curl", "-s", "-f", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", f"{self.key}:{self.secret}",
+        tls = ["--cacert", self.ca] if self.ca else []
+        return ["curl", "-s", "-f", *tls, "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", f"{self.key}:{self.secret}",
                 "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
 
     def curl_put(self, path, key):
@@ -337,14 +363,18 @@ class Case:
                     shutil.rmtree(out_dir, ignore_errors=True)
                 label = "warm-up" if r < warmup else f"round {r - warmup + 1}"
                 log(f"  {self.name} {self.direction:8} {tool:7} {label:8} {run.seconds:7.2f} s "
-                    f"{self.nbytes / run.seconds / MiB:8.1f} MiB/s  RSS {run.rss_kib / 1024:7.1f} MiB")
+                    f"{self.nbytes / run.seconds / MiB:8.1f} MiB/s  CPU {run.cpu_seconds:6.2f} s  "
+                    f"RSS {run.rss_kib / 1024:7.1f} MiB")
                 if r >= warmup:
                     results[tool].append(run)
         rows = {}
         for tool, runs in results.items():
             secs = [x.seconds for x in runs]
+            cpu = [x.cpu_seconds for x in runs]
             rows[tool] = {"seconds": spread(secs),
                           "mib_per_s": spread([self.nbytes / s / MiB for s in secs]),
+                          "cpu_s": spread(cpu),
+                          "cpu_s_per_gib": spread([c / (self.nbytes / GiB) for c in cpu]),
                           "peak_rss_mib": max(x.rss_kib for x in runs) / 1024}
         return rows
 
@@ -453,7 +483,10 @@ def records_case(env, args, log):
     binary = os.path.join(env.build, "bench", "records", "records_bench")
     # GZIP writing runs at deflate's 25-45 MB/s: 1.5 s an iteration, left out of --quick.
     write = "0" if args.quick else "[01]"
-    flt = f"^BM_(Memcpy/100000|Crc32c/100000|Read/record:100000/gzip:[01]/local:1/|Write/record:100000/gzip:{write}/local:1)"
+    # InflateZlib is the GZIP read's yardstick, Deflater's default level (zlib, TensorFlow's bytes) the fast
+    # level's: both per CPU-second.
+    flt = (f"^BM_(Memcpy/100000|Crc32c/100000|Read/record:100000/gzip:[01]/local:1/|InflateZlib/100000|"
+           f"Write/record:100000/gzip:{write}/local:1|Deflater/100000/-[12])")
     cmd = [binary, f"--benchmark_filter={flt}", "--benchmark_format=json", "--benchmark_out_format=json",
            f"--benchmark_repetitions={args.rounds}", "--benchmark_report_aggregates_only=true",
            f"--benchmark_min_time={0.2 if args.quick else 0.5}"]
@@ -468,6 +501,8 @@ def records_case(env, args, log):
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         name = b["run_name"].replace("BM_", "").replace("/process_time", "")
+        name = name.replace("Deflater/100000/-1", "Deflater/100000/default").replace("Deflater/100000/-2",
+                                                                                      "Deflater/100000/fast")
         rows[name] = b["bytes_per_second"] / MiB
     log("  records (MiB/s per CPU-second, median): " + ", ".join(f"{k} {v:.0f}" for k, v in rows.items()))
     return rows
@@ -499,14 +534,54 @@ def loader_case(env, args, log):
         s3_rps = parse_float(r"\ns3\s+([\d.]+) records/s", run.out, "s3 records/s")
         m = re.search(r"\ns3\s+[\d.]+ records/s.*peak RSS ([\d.]+ \w+) \(budget ([\d.]+ \w+)", run.out)
         rss, budget = size_mib(m.group(1)), size_mib(m.group(2))
+        # Wall-clock MB/s of the same local shards: plain read() into one reused buffer, one
+        # RecordReader thread, the loader (shuffling); and whole-object parallel reads vs the loader on S3.
+        plain = parse_float(r"local plain read\(\)[^:]*: ([\d.]+) MB/s", run.out, "plain read MB/s")
+        reader = parse_float(r"local one RecordReader thread: ([\d.]+) MB/s", run.out, "RecordReader MB/s")
+        loader_local = parse_float(r"local loader: ([\d.]+) MB/s", run.out, "local loader MB/s")
+        loader_s3 = parse_float(r"\ns3\s+[\d.]+ records/s\s+([\d.]+) MB/s", run.out, "s3 loader MB/s")
+        raw_s3 = parse_float(r"raw whole-object reads.*s3 ([\d.]+) MB/s", run.out, "raw s3 MB/s")
         log(f"  loader round {r + 1}: local {local_rps:.0f} records/s, s3 {s3_rps:.0f} records/s, "
-            f"s3 peak RSS {rss:.0f} MiB (budget {budget:.0f} MiB)")
-        runs.append((local_rps, s3_rps, rss, budget))
+            f"s3 peak RSS {rss:.0f} MiB (budget {budget:.0f} MiB); MB/s: plain read {plain:.0f}, one reader "
+            f"{reader:.0f}, loader local {loader_local:.0f}, loader s3 {loader_s3:.0f}, raw s3 {raw_s3:.0f}")
+        runs.append({"local_rps": local_rps, "s3_rps": s3_rps, "rss": rss, "budget": budget, "plain": plain,
+                     "reader": reader, "loader_local": loader_local, "loader_s3": loader_s3, "raw_s3": raw_s3})
     shutil.rmtree(local, ignore_errors=True)
-    return {"records": records, "record_bytes": 102400,
-            "local_records_per_s": spread([x[0] for x in runs]), "s3_records_per_s": spread([x[1] for x in runs]),
-            "ratio_s3_local": statistics.median(x[1] / x[0] for x in runs),
-            "peak_rss_mib": max(x[2] for x in runs), "budget_mib": runs[0][3]}
+
+    def ratio(a, b):
+        return spread([x[a] / x[b] for x in runs])
+    return {"records": records, "record_bytes": 102400, "rounds": len(runs),
+            "local_records_per_s": spread([x["local_rps"] for x in runs]),
+            "s3_records_per_s": spread([x["s3_rps"] for x in runs]),
+            "ratio_s3_local": statistics.median(x["s3_rps"] / x["local_rps"] for x in runs),
+            "mb_per_s": {k: spread([x[k] for x in runs]) for k in ("plain", "reader", "loader_local", "loader_s3",
+                                                                    "raw_s3")},
+            "reader_vs_plain": ratio("reader", "plain"), "loader_vs_plain": ratio("loader_local", "plain"),
+            "loader_s3_vs_raw": ratio("loader_s3", "raw_s3"),
+            "peak_rss_mib": max(x["rss"] for x in runs), "budget_mib": runs[0]["budget"]}
+
+
+def python_case(env, args, log):
+    """spool.torch.StreamingDataset vs the C++ loader on the same shards (bench/python/torch_bench.py),
+    with Debian's Python and the package of this build."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "torch_bench.py")
+    local = os.path.join(env.work, "python-local")
+    shutil.rmtree(local, ignore_errors=True)
+    os.makedirs(local)
+    out = os.path.join(env.work, "python-bench.json")
+    python_env = dict(env.env, SPOOL_BENCH_LOCAL=local, PYTHONPATH=os.path.join(env.build, "python"))
+    records, rounds, state = (256, 1, 64) if args.quick else (2048, 3, 512) if args.full else (1024, 1, 256)
+    run_checked(["/usr/bin/python3", script, "--build", env.build, "--s3", env.s3("python"), "--local", local,
+                 "--records", str(records), "--rounds", str(rounds), "--state-mib", str(state), "--json", out],
+                python_env, "the Python bench")
+    shutil.rmtree(local, ignore_errors=True)
+    with open(out) as f:
+        report = json.load(f)
+    report.update(rounds=rounds, state_mib=state)
+    log("  python: " + ", ".join(f"{k} {v['median']:.0f} records/s" + (f" ({v['vs_cpp']:.2f}x C++)" if "vs_cpp" in v
+                                                                        else "")
+                                 for k, v in report["streaming"].items()))
+    return report
 
 
 def async_case(env, args, log):
@@ -546,46 +621,87 @@ def ranks_case(env, args, log):
 
 # ---------------------------------------------------------------- goals and tables
 
-TRANSFER_GOALS = {"object": {"aws": 1.5, "rclone": 1.2, "curl": 0.9},
-                  "small": {"aws": 1.5, "rclone": 1.2},
-                  "checkpoint": {"aws": 1.2},
-                  # The issue sets no goal for GCS: its rows are ratios only (the server is the
-                  # project's Python test server, which bounds every tool).
-                  "gcs": {}}
+# Speed: spool's speed / the peer's at least this; per (kind, direction, tool), over HTTP and HTTPS alike.
+# The second round's goals (1 GiB PUT vs the AWS CLI, GETs vs rclone) and the first round's that still stand.
+SPEED_GOALS = {("object", "upload", "aws"): 1.5, ("object", "upload", "rclone"): 1.2,
+               ("object", "upload", "curl"): 0.9,
+               ("object", "download", "aws"): 1.5, ("object", "download", "rclone"): 1.2,
+               ("object", "download", "curl"): 0.9,
+               ("small", "upload", "aws"): 1.5, ("small", "upload", "rclone"): 1.2,
+               ("small", "download", "aws"): 1.5, ("small", "download", "rclone"): 1.2,
+               ("checkpoint", "save", "aws"): 1.2, ("checkpoint", "restore", "aws"): 1.2}
+# Client CPU: spool's CPU seconds / the peer's at most this (CPU per GiB; same bytes, so the same ratio).
+CPU_GOALS = {("object", "upload", "aws"): 0.4, ("object", "download", "rclone"): 1.0}
+# The GCS rows carry no goal: the server is the project's Python test server, which bounds every tool.
+TRANSFER_KINDS = ("object", "small", "checkpoint", "gcs")
 
 
 def evaluate(results):
     goals = []
+
+    def goal(text, value, met):
+        goals.append({"goal": text, "value": value, "met": bool(met)})
+
     for row in results.get("transfers", []):
-        spool_s = row["tools"]["spool"]["seconds"]["median"]
-        row["ratios"] = {}
+        spool_row = row["tools"]["spool"]
+        row["ratios"], row["cpu_ratios"] = {}, {}
+        over = f" over {row.get('scheme', 'http').upper()}"
         for tool, data in row["tools"].items():
             if tool == "spool":
                 continue
-            ratio = data["seconds"]["median"] / spool_s
+            ratio = data["seconds"]["median"] / spool_row["seconds"]["median"]
             row["ratios"][tool] = ratio
-            goal = TRANSFER_GOALS[row["kind"]].get(tool)
-            if goal is not None:
-                goals.append({"goal": f"{row['case']} {row['direction']}: spool >= {goal}x {tool}",
-                              "value": f"{ratio:.2f}x", "met": ratio >= goal})
+            key = (row["kind"], row["direction"], tool)
+            if key in SPEED_GOALS:
+                goal(f"{row['case']} {row['direction']}{over}: spool >= {SPEED_GOALS[key]}x {tool}",
+                     f"{ratio:.2f}x", ratio >= SPEED_GOALS[key])
+            if "cpu_s" not in data:  # results of runs before client CPU was measured
+                continue
+            cpu_ratio = spool_row["cpu_s"]["median"] / max(data["cpu_s"]["median"], 1e-9)
+            row["cpu_ratios"][tool] = cpu_ratio
+            if key in CPU_GOALS:
+                goal(f"{row['case']} {row['direction']}{over}: spool's client CPU <= {CPU_GOALS[key]}x {tool}'s",
+                     f"{cpu_ratio:.2f}x ({spool_row['cpu_s_per_gib']['median']:.2f} vs "
+                     f"{data['cpu_s_per_gib']['median']:.2f} s/GiB)", cpu_ratio <= CPU_GOALS[key])
     rec = results.get("records")
-    if rec:
-        memcpy = rec.get("Memcpy/100000")
-        for name, rate in rec.items():
-            if name.startswith("Read/") and "gzip:0" in name:
-                goals.append({"goal": f"records {name}: >= 0.5x memcpy ({memcpy:.0f} MiB/s)",
-                              "value": f"{rate / memcpy:.2f}x ({rate:.0f} MiB/s)", "met": rate >= 0.5 * memcpy})
     loader = results.get("loader")
+    if loader and "reader_vs_plain" in loader:
+        r = loader["reader_vs_plain"]
+        goal("records: one RecordReader thread >= 0.3x plain read() of the same page-cached local shards "
+             "(wall-clock, 100 KB records)", f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})", r["median"] >= 0.3)
+    if rec and "InflateZlib/100000" in rec:
+        name = "Read/record:100000/gzip:1/local:1/readahead:1"
+        if name in rec:
+            ratio = rec[name] / rec["InflateZlib/100000"]
+            goal("records: GZIP read >= 2.5x zlib's inflate of the same file (per CPU-second)",
+                 f"{ratio:.2f}x ({rec[name]:.0f} vs {rec['InflateZlib/100000']:.0f} MiB/s)", ratio >= 2.5)
+    if rec and "Deflater/100000/fast" in rec and "Deflater/100000/default" in rec:
+        fast, default = rec["Deflater/100000/fast"], rec["Deflater/100000/default"]
+        goal("conversion: GZIP writing at the fast level >= 10x the default level's rate per core",
+             f"{fast / default:.1f}x ({fast:.0f} vs {default:.0f} MiB/s)", fast >= 10 * default)
     if loader:
-        goals.append({"goal": "loader: S3 records/s >= 0.9x local disk", "value": f"{loader['ratio_s3_local']:.2f}x",
-                      "met": loader["ratio_s3_local"] >= 0.9})
+        if "loader_vs_plain" in loader:
+            r, s3 = loader["loader_vs_plain"], loader["loader_s3_vs_raw"]
+            goal("loader: local, shuffling, >= 0.3x plain read() of the same shards (wall-clock)",
+                 f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})", r["median"] >= 0.3)
+            goal("loader: from S3 >= 0.9x raw parallel whole-object reads of the same shards",
+                 f"{s3['median']:.2f}x ({s3['min']:.2f}-{s3['max']:.2f})", s3["median"] >= 0.9)
         limit = loader["budget_mib"] + 64
-        goals.append({"goal": f"loader: peak RSS <= budget + 64 MiB ({limit:.0f} MiB)",
-                      "value": f"{loader['peak_rss_mib']:.0f} MiB", "met": loader["peak_rss_mib"] <= limit})
+        goal(f"loader: peak RSS <= budget + 64 MiB ({limit:.0f} MiB)", f"{loader['peak_rss_mib']:.0f} MiB",
+             loader["peak_rss_mib"] <= limit)
+    py = results.get("python")
+    if py:
+        for name, row in py["streaming"].items():
+            if "vs_cpp" in row and "0 workers" in name:
+                goal(f"python: {name} >= 0.9x the C++ loader's records/s", f"{row['vs_cpp']:.2f}x",
+                     row["vs_cpp"] >= 0.9)
     a = results.get("async_checkpoint")
     if a:
-        goals.append({"goal": "async checkpoint: blocking <= 0.1x sync Save", "value": f"{a['ratio']:.4f}x",
-                      "met": a["ratio"] <= 0.1})
+        goal("async checkpoint: blocking <= 0.1x sync Save", f"{a['ratio']:.4f}x", a["ratio"] <= 0.1)
+    if results.get("complete") and not results["quick"] and not results.get("full") and \
+            set(results["cases"]) >= set(ALL_CASES):
+        minutes = results["elapsed_s"] / 60
+        goal("bench: the default run of every case finishes in 20 minutes", f"{minutes:.1f} min", minutes <= 20)
     results["goals"] = goals
 
 
@@ -607,22 +723,31 @@ def markdown(results):
              f"{'Quick run (smaller data, fewer rounds): not the reference figures. ' if results['quick'] else ''}"
              f"{'Default run (fewer rounds; `scripts/bench --full` gives the reference figures). ' if not results['quick'] and not results.get('full') else ''}"
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}. "
-             + servers_line(results), "",
+             + servers_line(results) + f" The run took {results['elapsed_s'] / 60:.1f} min.", "",
              "Versions: " + "; ".join(f"{k} `{m[k]}`" for k in ("spool", "aws", "rclone", "s3cmd", "curl")), "",
              "Transfer cases, tools alternating, each round starting with the next tool (A B C, B C A, ...): "
              f"one object (S3 and GCS) {results['warmup']} warm-up round(s) "
              f"then {results['rounds']} measured; small objects and checkpoint {results['small_warmup']} warm-up "
-             f"then {results['small_rounds']} measured. Median MiB/s with min-max over the rounds; ratio = spool speed / peer "
-             "speed (> 1: spool faster); peak RSS of the process (for aws/rclone/s3cmd the CLI process itself).", ""]
+             f"then {results['small_rounds']} measured. S3 cases over HTTP to the RGW and over HTTPS through an "
+             "nginx TLS terminator in front of it (TLS 1.3, RSA 2048 certificate; nginx's CPU is the server's, not "
+             "the client's). Median MiB/s with min-max over the rounds; client CPU = user+sys of the tool's "
+             "process and its children per GiB moved, median (min-max); speed ratio = spool speed / peer speed "
+             "(> 1: spool faster); CPU ratio = spool's CPU / peer's (< 1: spool spends less); peak RSS of the "
+             "process (for aws/rclone/s3cmd the CLI process itself).", ""]
     if results.get("transfers"):
-        lines += ["| case | direction | tool | MiB/s median | min-max | peak RSS MiB | spool/peer |",
-                  "|---|---|---|---:|---:|---:|---:|"]
+        lines += ["| case | over | direction | tool | rounds | MiB/s median | min-max | client CPU s/GiB | "
+                  "peak RSS MiB | spool/peer speed | spool/peer CPU |",
+                  "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for row in results["transfers"]:
             for tool, data in row["tools"].items():
                 s = data["mib_per_s"]
                 ratio = "" if tool == "spool" else f"{row['ratios'][tool]:.2f}x"
-                lines.append(f"| {row['case']} | {row['direction']} | {tool} | {s['median']:.1f} | "
-                             f"{s['min']:.1f}-{s['max']:.1f} | {data['peak_rss_mib']:.0f} | {ratio} |")
+                cpu_ratio = f"{row['cpu_ratios'][tool]:.2f}x" if tool in row["cpu_ratios"] else ""
+                c = data.get("cpu_s_per_gib")
+                cpu = f"{c['median']:.2f} ({c['min']:.2f}-{c['max']:.2f})" if c else ""
+                lines.append(f"| {row['case']} | {row.get('scheme', 'http').upper()} | {row['direction']} | {tool} | "
+                             f"{s['n']} | {s['median']:.1f} | {s['min']:.1f}-{s['max']:.1f} | {cpu} | "
+                             f"{data['peak_rss_mib']:.0f} | {ratio} | {cpu_ratio} |")
         lines.append("")
     if results.get("records"):
         lines += ["Records, 100 KB records, local files, MiB/s of payload per CPU-second (median of "
@@ -635,6 +760,30 @@ def markdown(results):
                   f"{lo['local_records_per_s']['median']:.0f} records/s, S3 {lo['s3_records_per_s']['median']:.0f} "
                   f"records/s (min-max {lo['s3_records_per_s']['min']:.0f}-{lo['s3_records_per_s']['max']:.0f}), "
                   f"peak RSS while reading S3 {lo['peak_rss_mib']:.0f} MiB.", ""]
+        if "mb_per_s" in lo:
+            names = {"plain": "local: plain read() into one reused 256 KiB buffer",
+                     "reader": "local: one RecordReader thread", "loader_local": "local: the loader (shuffling)",
+                     "raw_s3": "S3: raw parallel whole-object reads (no loader)", "loader_s3": "S3: the loader"}
+            lines += [f"Wall-clock over the same shards, best of 3 passes, median (min-max) of {lo['rounds']} runs:",
+                      "", "| reader | MB/s |", "|---|---:|"]
+            lines += [f"| {label} | {lo['mb_per_s'][k]['median']:.0f} ({lo['mb_per_s'][k]['min']:.0f}-"
+                      f"{lo['mb_per_s'][k]['max']:.0f}) |" for k, label in names.items()]
+            lines.append("")
+    if results.get("python"):
+        py = results["python"]
+        lines += [f"Python: {py['records']} records of 100 KB through torch's DataLoader (median records/s of "
+                  f"{py['rounds']} rounds, min-max, client CPU s); C++ loader on the same shards: local "
+                  f"{py['cpp_loader']['local']:.0f}, S3 {py['cpp_loader']['s3']:.0f} records/s.", "",
+                  "| case | records/s | min-max | vs C++ loader | client CPU s |", "|---|---:|---:|---:|---:|"]
+        for name, r in py["streaming"].items():
+            versus = f"{r['vs_cpp']:.2f}x" if "vs_cpp" in r else "-"
+            lines.append(f"| {name} | {r['median']:.0f} | {r['min']:.0f}-{r['max']:.0f} | {versus} | "
+                         f"{r['cpu_seconds']:.1f} |")
+        lines += ["", f"Checkpoint of a {py['state_mib']} MiB state_dict to S3:", "",
+                  "| case | MiB/s | min-max | client CPU s |", "|---|---:|---:|---:|"]
+        lines += [f"| {name} | {r['median'] / MiB:.0f} | {r['min'] / MiB:.0f}-{r['max'] / MiB:.0f} | "
+                  f"{r['cpu_seconds']:.1f} |" for name, r in py["checkpoint"].items()]
+        lines.append("")
     if results.get("async_checkpoint"):
         a = results["async_checkpoint"]
         lines += [f"Async checkpoint ({a['size']}, 20 files, to S3): synchronous Save blocks the loop "
@@ -662,7 +811,7 @@ def markdown(results):
 
 # ---------------------------------------------------------------- main
 
-ALL_CASES = ("object", "small", "checkpoint", "records", "loader", "async", "ranks", "gcs")
+ALL_CASES = ("object", "small", "checkpoint", "records", "loader", "async", "ranks", "gcs", "python")
 
 
 def dry_run(env, args):
@@ -737,24 +886,35 @@ def main():
                "quick": args.quick, "full": args.full, "cases": args.cases, "rounds": args.rounds, "small_rounds": args.small_rounds,
                "warmup": args.warmup, "small_warmup": args.small_warmup, "machine": versions(env),
                "settings": env.settings(), "notes": args.note}
-    wanted_transfers = [c for c in args.cases if c in TRANSFER_GOALS]
+    wanted_transfers = [c for c in args.cases if c in TRANSFER_KINDS]
     if wanted_transfers:
         log("generating data")
-        sizes = {"object": (128 * MiB) if args.quick else GiB, "small": 500 if args.quick else 10000,
-                 "checkpoint": (128 * MiB) if args.quick else 2 * GiB, "gcs": (64 * MiB) if args.quick else 256 * MiB}
+        # The default run keeps the 1 GiB object and moves a quarter of --full's small objects and half its
+        # checkpoint: every S3 case runs twice (HTTP and HTTPS), and the 10,000 objects alone take the
+        # slower peers over a minute and a half a round each way.
+        if args.quick:
+            sizes = {"object": 128 * MiB, "small": 500, "checkpoint": 128 * MiB, "gcs": 64 * MiB}
+        elif args.full:
+            sizes = {"object": GiB, "small": 10000, "checkpoint": 2 * GiB, "gcs": 256 * MiB}
+        else:
+            sizes = {"object": GiB, "small": 2500, "checkpoint": GiB, "gcs": 256 * MiB}
         data = make_data(env, wanted_transfers, sizes)
         log("uploading the download sources")
         upload_sources(env, data)
         results["transfers"] = []
-        for kind, case in transfer_cases(env, data):
-            log(f"case: {case.name}, {case.direction}")
-            one_object = kind in ("object", "gcs")
-            rounds, warmup = (args.rounds, args.warmup) if one_object else (args.small_rounds, args.small_warmup)
-            rows = case.run(env, rounds, warmup, log)
-            results["transfers"].append({"kind": kind, "case": case.name, "direction": case.direction,
-                                         "bytes": case.nbytes, "rounds": rounds, "warmup": warmup,
-                                         "tools": rows})
-            save(results, args, started, done=False)
+        # The S3 cases over HTTP, then over HTTPS (same server, same objects); GCS over HTTP only.
+        tls = env.over_tls()
+        s3_data = {k: v for k, v in data.items() if k != "gcs"}
+        for over, over_data in [(env, data)] + ([(tls, s3_data)] if tls and s3_data else []):
+            for kind, case in transfer_cases(over, over_data):
+                log(f"case: {case.name}, {case.direction}, over {over.scheme.upper()}")
+                one_object = kind in ("object", "gcs")
+                rounds, warmup = (args.rounds, args.warmup) if one_object else (args.small_rounds, args.small_warmup)
+                rows = case.run(over, rounds, warmup, log)
+                results["transfers"].append({"kind": kind, "scheme": over.scheme, "case": case.name,
+                                             "direction": case.direction, "bytes": case.nbytes, "rounds": rounds,
+                                             "warmup": warmup, "tools": rows})
+                save(results, args, started, done=False)
         if set(wanted_transfers) - {"gcs"}:
             env.rm_prefix("up/")
     if "records" in args.cases:
@@ -772,6 +932,10 @@ def main():
     if "ranks" in args.cases:
         log("case: checkpoint by several ranks")
         results["ranks_checkpoint"] = ranks_case(env, args, log)
+        save(results, args, started, done=False)
+    if "python" in args.cases:
+        log("case: python")
+        results["python"] = python_case(env, args, log)
     save(results, args, started, done=True)
     log(f"done; results in {os.path.normpath(args.results)}")
     return 0
@@ -780,6 +944,9 @@ def main():
 def save(results, args, started, done):
     """Writes the results so far: an interrupted run still leaves the cases it finished."""
     results["elapsed_s"] = round(time.monotonic() - started, 1)
+    if os.environ.get("SPOOL_BENCH_STARTED"):
+        # scripts/bench's own start (servers included, the one-off build not): what a user waits for.
+        results["elapsed_s"] = round(time.time() - float(os.environ["SPOOL_BENCH_STARTED"]), 1)
     results["complete"] = done
     evaluate(results)
     text = markdown(results)
