@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -9,7 +10,7 @@
 
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
-#include "spool/core/large_buffer.h"
+#include "spool/core/buffer_pool.h"
 #include "spool/core/log.h"
 #include "spool/core/part_pipeline.h"
 
@@ -75,10 +76,11 @@ class S3Writer : public WritableObject {
     while (!data.empty()) {
       // A full part is sent only once more data follows, so that an object
       // of exactly one part still goes up in a single PUT.
-      if (has_part_ && part_.size() == part_size_) SPOOL_RETURN_IF_ERROR(SubmitPart());
+      if (has_part_ && part_.size == part_size_) SPOOL_RETURN_IF_ERROR(SubmitPart());
       if (!has_part_) SPOOL_RETURN_IF_ERROR(StartPart());
-      const size_t take = std::min<size_t>(data.size(), part_size_ - part_.size());
-      part_.append(data.substr(0, take));
+      const size_t take = std::min<size_t>(data.size(), part_size_ - part_.size);
+      std::memcpy(part_.buffer.data() + part_.size, data.data(), take);
+      part_.size += take;
       data.remove_prefix(take);
     }
     return OkStatus();
@@ -103,8 +105,7 @@ class S3Writer : public WritableObject {
   Status StartPart() {
     part_size_ = PartSizeFor(part_number_, client_->config().part_size, options_.expected_size);
     SPOOL_ASSIGN_OR_RETURN(lease_, parts_in_flight_.Reserve(part_size_));
-    part_.reserve(part_size_);
-    AdviseHugePages(part_.data(), part_size_);  // before the appends touch it
+    part_ = Part{DefaultBufferPool().Take(static_cast<size_t>(part_size_)), 0};
     has_part_ = true;
     return OkStatus();
   }
@@ -120,11 +121,11 @@ class S3Writer : public WritableObject {
       CancelScope commit(CancelToken::Process());
       SPOOL_RETURN_IF_ERROR(CheckDeclaredCrc32c());
       PutOptions put{options_.if_not_exists, options_.content_type, std::nullopt};
-      auto etag = client_->PutObject(key_, part_, put);
+      auto etag = client_->PutObject(key_, part_.view(), put);
       if (!etag.ok()) return CreateOnlyError(etag.status());
       return Info(*etag);
     }
-    if (has_part_ && !part_.empty()) SPOOL_RETURN_IF_ERROR(SubmitPart());
+    if (has_part_ && part_.size > 0) SPOOL_RETURN_IF_ERROR(SubmitPart());
     SPOOL_RETURN_IF_ERROR(parts_in_flight_.Drain());
     SPOOL_RETURN_IF_ERROR(CheckDeclaredCrc32c());
     SPOOL_RETURN_IF_ERROR(cancel.Check(what));
@@ -192,19 +193,19 @@ class S3Writer : public WritableObject {
       std::lock_guard lock(parts_mu_);
       parts_.push_back({number, ""});
     }
-    auto body = std::make_shared<std::string>(std::move(part_));
-    part_ = std::string();
+    auto body = std::make_shared<Part>(std::move(part_));
+    part_ = Part();
     has_part_ = false;
     // Continuing an upload a killed process started: a part the server holds
     // with this size is not sent again.
-    if (auto held = resume_.parts.find(number); held != resume_.parts.end() && held->second.size == body->size()) {
+    if (auto held = resume_.parts.find(number); held != resume_.parts.end() && held->second.size == body->size) {
       lease_.Reset();
       std::lock_guard lock(parts_mu_);
       parts_[static_cast<size_t>(number) - 1].etag = held->second.etag;
       return OkStatus();
     }
     return parts_in_flight_.Submit(std::move(lease_), [this, number, body]() -> Status {
-      SPOOL_ASSIGN_OR_RETURN(std::string etag, client_->UploadPart(key_, upload_id_, number, *body));
+      SPOOL_ASSIGN_OR_RETURN(std::string etag, client_->UploadPart(key_, upload_id_, number, body->view()));
       std::lock_guard lock(parts_mu_);
       parts_[static_cast<size_t>(number) - 1].etag = std::move(etag);
       return OkStatus();
@@ -215,7 +216,7 @@ class S3Writer : public WritableObject {
 
   void AbortUpload() {
     parts_in_flight_.Drain().IgnoreError();
-    part_ = std::string();
+    part_ = Part();
     has_part_ = false;
     lease_.Reset();
     if (!upload_id_.empty()) {
@@ -238,7 +239,14 @@ class S3Writer : public WritableObject {
   const ConditionalCreateSupport support_;
   const S3ResumePlan resume_;
 
-  std::string part_;  // the part being filled
+  // A part's bytes: a pooled buffer (huge pages; reused once a sent part is
+  // done with it) and how much of it is filled.
+  struct Part {
+    BufferPool::Buffer buffer;
+    size_t size = 0;
+    std::string_view view() const { return {buffer.data(), size}; }
+  };
+  Part part_;  // the part being filled
   bool has_part_ = false;
   uint64_t part_size_ = 0;
   ByteBudget::Lease lease_;  // pays for part_
