@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,28 @@ class S3Writer : public WritableObject {
       part_.size += take;
       data.remove_prefix(take);
     }
+    return OkStatus();
+  }
+
+  // Room at the end of the part being filled; a full part is sent first
+  // (asking for room means more data follows, as in Append).
+  Result<std::span<char>> AppendSpace(size_t max) override {
+    if (closed_) return FailedPreconditionError("write to " + client_->Describe(key_) + " after Close or Abort");
+    SPOOL_RETURN_IF_ERROR(FirstError());
+    if (has_part_ && part_.size == part_size_) SPOOL_RETURN_IF_ERROR(SubmitPart());
+    if (!has_part_) SPOOL_RETURN_IF_ERROR(StartPart());
+    return std::span<char>(part_.buffer.data() + part_.size, std::min<size_t>(max, part_size_ - part_.size));
+  }
+
+  Status CommitAppend(size_t n) override {
+    if (n == 0) return OkStatus();
+    if (closed_ || !has_part_ || n > part_size_ - part_.size) {
+      return FailedPreconditionError("CommitAppend of " + std::to_string(n) + " bytes to " + client_->Describe(key_) +
+                                     " beyond the room AppendSpace gave");
+    }
+    crc_ = crc32c::Extend(crc_, part_.buffer.data() + part_.size, n);
+    bytes_appended_ += n;
+    part_.size += n;
     return OkStatus();
   }
 

@@ -150,6 +150,54 @@ TEST(S3Store, Multipart200MiBWithParallelPartsReadsBackIdentical) {
   ASSERT_TRUE(store->Delete(key).ok());
 }
 
+// AppendSpace/CommitAppend fill the writer's own part buffers (what
+// UploadFile reads a file into): the object is the bytes committed, in parts
+// of the configured size, and a caller that stops at exactly one part still
+// gets a single PUT.
+TEST(S3Store, AppendSpaceFillsPartsInPlace) {
+  S3Options options;
+  options.part_size = 5 * kMiB;
+  auto store = OpenTestStore(options);
+  const std::string prefix = UniquePrefix("append-space");
+  const std::string data = RandomBytes(13 * kMiB + 5, 13);
+
+  auto writer = store->OpenWrite(prefix + "three-parts", {});
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  for (size_t offset = 0; offset < data.size();) {
+    auto room = (*writer)->AppendSpace(std::min<size_t>(3 * kMiB + 1, data.size() - offset));
+    ASSERT_TRUE(room.ok()) << room.status().ToString();
+    ASSERT_FALSE(room->empty()) << "the S3 writer offers its part buffer";
+    const size_t n = room->size() / 2 + 1;  // fill less than offered
+    std::memcpy(room->data(), data.data() + offset, n);
+    ASSERT_TRUE((*writer)->CommitAppend(n).ok());
+    offset += n;
+  }
+  EXPECT_EQ((*writer)->bytes_appended(), data.size());
+  auto written = (*writer)->Close();
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->crc32c, crc32c::Value(data));
+  EXPECT_NE(written->version.find("-3\""), std::string::npos) << written->version;  // 13 MiB in 5 MiB parts
+  auto back = ReadAll(*store, prefix + "three-parts");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == data) << "the object read back differs from what was committed";
+
+  auto single = store->OpenWrite(prefix + "one-part", {});
+  ASSERT_TRUE(single.ok());
+  auto room = (*single)->AppendSpace(5 * kMiB);
+  ASSERT_TRUE(room.ok());
+  ASSERT_EQ(room->size(), 5 * kMiB);
+  std::memcpy(room->data(), data.data(), room->size());
+  ASSERT_TRUE((*single)->CommitAppend(room->size()).ok());
+  EXPECT_FALSE((*single)->CommitAppend(1).ok()) << "no room was given for it";
+  auto one = (*single)->Close();
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->version.find('-'), std::string::npos) << "one part is a single PUT: " << one->version;
+  auto one_back = ReadAll(*store, prefix + "one-part");
+  ASSERT_TRUE(one_back.ok());
+  EXPECT_TRUE(*one_back == data.substr(0, 5 * kMiB));
+  DeletePrefix(*store, prefix);
+}
+
 // cp -r and sync open what they listed: a small object costs one GET, a
 // large one a HEAD first (for the CRC32C its ranged reads are checked
 // against), and a listing gone stale fails instead of mixing versions.

@@ -23,6 +23,22 @@ TEST(MemoryStoreTest, StoresOfOneBucketShareObjects) {
   EXPECT_EQ(ReadAll(*location->store, location->key).value_or(""), "value");
 }
 
+// A writer without buffers of its own offers no room: callers fall back to
+// Append (UploadFile does), and a commit without room is refused.
+TEST(MemoryStoreTest, WriterOffersNoAppendSpace) {
+  MemoryStore store("append-space-bucket");
+  auto writer = store.OpenWrite("k", {});
+  ASSERT_TRUE(writer.ok());
+  auto room = (*writer)->AppendSpace(1024);
+  ASSERT_TRUE(room.ok());
+  EXPECT_TRUE(room->empty());
+  EXPECT_TRUE((*writer)->CommitAppend(0).ok());
+  EXPECT_EQ((*writer)->CommitAppend(1).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE((*writer)->Append("value").ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_EQ(ReadAll(store, "k").value_or(""), "value");
+}
+
 TEST(MemoryStoreTest, ClearBucketRemovesEveryObject) {
   MemoryStore store("cleared-bucket");
   ASSERT_TRUE(WriteAll(store, "a", "1").ok());

@@ -98,6 +98,20 @@ class WritableObject {
  public:
   virtual ~WritableObject() = default;
   virtual Status Append(std::string_view data) = 0;
+  // Appending without a copy, for a writer that gathers bytes in buffers of
+  // its own (S3 parts): room for up to `max` (> 0) bytes at the end of what
+  // was appended, for the caller to fill (a file read goes straight into
+  // it), then CommitAppend(n) with the n <= room.size() bytes it wrote,
+  // before any other call; together they are Append of those bytes. Asking
+  // again without committing gives the same room. Empty: the writer offers
+  // none (the default); use Append. Errors as Append's.
+  virtual Result<std::span<char>> AppendSpace(size_t max) {
+    (void)max;
+    return std::span<char>();
+  }
+  virtual Status CommitAppend(size_t n) {
+    return n == 0 ? OkStatus() : FailedPreconditionError("CommitAppend without room from AppendSpace");
+  }
   // Commits the object, verifying its checksum where the service offers it;
   // returns what was written.
   virtual Result<ObjectInfo> Close() = 0;

@@ -348,17 +348,31 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
   uint32_t crc = 0;
   for (;;) {
     SPOOL_RETURN_IF_ERROR(cancel.Check("uploading " + name));  // the writer aborts as we return
-    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    // The file goes straight into the writer's part buffer where it offers
+    // one (no copy through `buffer`); past the size stat() gave, only our
+    // buffer, so that a file that grew is caught below without asking the
+    // writer for room (which would send a last full part early).
+    std::span<char> into = buffer;
+    bool direct = false;
+    if (total < size) {
+      SPOOL_ASSIGN_OR_RETURN(std::span<char> room,
+                             writer->AppendSpace(static_cast<size_t>(std::min<uint64_t>(size - total, buffer.size()))));
+      if (!room.empty()) {
+        into = room;
+        direct = true;
+      }
+    }
+    ssize_t n = ::read(fd.get(), into.data(), into.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus(errno, name, "read at offset " + std::to_string(total));
     }
     if (n == 0) break;
-    std::string_view data(buffer.data(), static_cast<size_t>(n));
-    crc = crc32c::Extend(crc, data.data(), data.size());
-    SPOOL_RETURN_IF_ERROR(writer->Append(data));
-    total += data.size();
-    ReportProgress(options, data.size());
+    const size_t got = static_cast<size_t>(n);
+    crc = crc32c::Extend(crc, into.data(), got);
+    SPOOL_RETURN_IF_ERROR(direct ? writer->CommitAppend(got) : writer->Append(std::string_view(into.data(), got)));
+    total += got;
+    ReportProgress(options, got);
   }
   if (total != size) {
     return FailedPreconditionError(name + " changed size while it was uploaded (" + std::to_string(size) +
