@@ -588,7 +588,7 @@ def async_case(env, args, log):
     binary = os.path.join(env.build, "bench", "checkpoint", "checkpoint_bench")
     work = os.path.join(env.work, "ckpt-bench")
     os.makedirs(work, exist_ok=True)
-    size = "128MiB" if args.quick else "512MiB"
+    size = "128MiB" if args.quick else "512MiB" if args.full else "256MiB"
     run = run_checked([binary, "--url", env.s3("async-ckpt"), "--size", size, "--files", "20",
                        "--rounds", str(max(args.rounds, 3)), "--work", work], env.env, "checkpoint_bench")
     sync = parse_float(r"synchronous Save blocks\s+([\d.]+) s", run.out, "sync blocking")
@@ -601,7 +601,7 @@ def ranks_case(env, args, log):
     """One rank saving a checkpoint vs 4 ranks saving a quarter each (ranks_bench)."""
     binary = os.path.join(env.build, "bench", "checkpoint", "ranks_bench")
     work = os.path.join(env.work, "ranks-bench")
-    size = "256MiB" if args.quick else "2GiB"
+    size = "256MiB" if args.quick else "2GiB" if args.full else "1GiB"
     run = run_checked([binary, "--url", env.s3("ranks-ckpt"), "--size", size, "--ranks", "4",
                        "--rounds", str(max(args.rounds, 3)), "--work", work], env.env, "ranks_bench")
 
@@ -786,7 +786,7 @@ def markdown(results):
         lines.append("")
     if results.get("async_checkpoint"):
         a = results["async_checkpoint"]
-        lines += [f"Async checkpoint ({a['size']}, 20 files, to S3): synchronous Save blocks the loop "
+        lines += [f"Async checkpoint ({a['size']}, 20 files, to S3, median of {max(results['rounds'], 3)} rounds): synchronous Save blocks the loop "
                   f"{a['sync_blocked_s']:.3f} s, SaveAsync {a['async_blocked_s']:.4f} s.", ""]
     if results.get("ranks_checkpoint"):
         r = results["ranks_checkpoint"]
@@ -842,9 +842,10 @@ def dry_run(env, args):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build-dir", required=True, help="spool build folder (Release)")
-    p.add_argument("--quick", action="store_true", help="smaller data, fewer rounds: under 3 minutes")
+    p.add_argument("--quick", action="store_true", help="smaller data, fewer rounds: under 5 minutes")
     p.add_argument("--full", action="store_true",
-                   help="the reference run: 1 warm-up and 5 measured rounds of every case (about 35 minutes)")
+                   help="the reference run: full sizes, 1 warm-up and 5 measured rounds of every case, HTTP and HTTPS "
+                        "(close to two hours on 2 cores)")
     p.add_argument("--dry-run", action="store_true", help="parse, print the plan, check the binaries start")
     p.add_argument("--cases", default=",".join(ALL_CASES),
                    help="comma-separated subset of " + ",".join(ALL_CASES))
@@ -861,11 +862,11 @@ def main():
     args.cases = args.cases.split(",")
     if args.quick and args.full:
         p.error("--quick and --full: choose one")
-    # --full: every case one warm-up round, then 5 measured, tools alternating: about 35 minutes on
-    # 2 cores at full size (the 10,000-object case alone moves 1.2 GiB per tool and round at the
-    # speed of the slowest peer). The default keeps the full sizes with 2 measured rounds of the
-    # one-object cases and 1 of the small-object and checkpoint cases, no warm-up for those: under
-    # 20 minutes. --quick also shrinks the data.
+    # --full: every case one warm-up round, then 5 measured, tools alternating, over HTTP and HTTPS:
+    # close to two hours on 2 cores (the 10,000-object case alone moves 1.2 GiB per tool and round at
+    # the speed of the slowest peer). The default: 2 measured rounds of the 1 GiB object, 1 of smaller
+    # small-object and checkpoint cases without warm-up (see the sizes below): about 20 minutes.
+    # --quick also shrinks the data.
     default_rounds, default_small_rounds, default_small_warmup = (5, 5, 1) if args.full else (2, 1, 0)
     if args.quick:
         default_rounds, default_small_rounds, default_small_warmup = (1, 1, 0)
