@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "spool/core/buffer_pool.h"
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
-#include "spool/core/buffer_pool.h"
 #include "spool/core/log.h"
 #include "spool/core/part_pipeline.h"
 
@@ -72,23 +72,18 @@ class S3Writer : public WritableObject {
   Status Append(std::string_view data) override {
     if (closed_) return FailedPreconditionError("write to " + client_->Describe(key_) + " after Close or Abort");
     SPOOL_RETURN_IF_ERROR(FirstError());
-    crc_ = crc32c::Extend(crc_, data.data(), data.size());
-    bytes_appended_ += data.size();
     while (!data.empty()) {
-      // A full part is sent only once more data follows, so that an object
-      // of exactly one part still goes up in a single PUT.
-      if (has_part_ && part_.size == part_size_) SPOOL_RETURN_IF_ERROR(SubmitPart());
-      if (!has_part_) SPOOL_RETURN_IF_ERROR(StartPart());
-      const size_t take = std::min<size_t>(data.size(), part_size_ - part_.size);
-      std::memcpy(part_.buffer.data() + part_.size, data.data(), take);
-      part_.size += take;
-      data.remove_prefix(take);
+      SPOOL_ASSIGN_OR_RETURN(std::span<char> room, AppendSpace(data.size()));
+      std::memcpy(room.data(), data.data(), room.size());
+      SPOOL_RETURN_IF_ERROR(CommitAppend(room.size()));
+      data.remove_prefix(room.size());
     }
     return OkStatus();
   }
 
-  // Room at the end of the part being filled; a full part is sent first
-  // (asking for room means more data follows, as in Append).
+  // Room at the end of the part being filled. A full part is sent only once
+  // more data follows (asking for room says so), so that an object of
+  // exactly one part still goes up in a single PUT.
   Result<std::span<char>> AppendSpace(size_t max) override {
     if (closed_) return FailedPreconditionError("write to " + client_->Describe(key_) + " after Close or Abort");
     SPOOL_RETURN_IF_ERROR(FirstError());
