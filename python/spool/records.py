@@ -21,6 +21,8 @@ from spool import _spool
 
 PathLike = Union[str, "os.PathLike[str]"]
 Bytes = Union[bytes, bytearray, memoryview]
+# "default" (TensorFlow's bytes), "fast", or zlib's 0..9.
+CompressionLevel = Union[str, int]
 _Writer = TypeVar("_Writer", bound="_CommitOnExit")
 
 
@@ -85,12 +87,16 @@ class RecordWriter(_CommitOnExit):
     ...     for example in examples:
     ...         w.write(example.SerializeToString())
 
+    ``compression_level`` (GZIP/ZLIB): ``"default"`` gives TensorFlow's
+    bytes exactly; ``"fast"`` is many times faster with slightly larger files
+    that every GZIP/ZLIB reader reads; or zlib's ``0``..``9``.
     ``write_index`` also writes the DALI index ``<url>.idx`` (uncompressed
     files only).
     """
 
-    def __init__(self, url: PathLike, compression: Optional[str] = None, *, write_index: bool = False) -> None:
-        self._native = _spool._RecordWriter(os.fspath(url), compression, write_index)
+    def __init__(self, url: PathLike, compression: Optional[str] = None, *,
+                 compression_level: CompressionLevel = "default", write_index: bool = False) -> None:
+        self._native = _spool._RecordWriter(os.fspath(url), compression, str(compression_level), write_index)
         self.file: Optional[RecordFile] = None  # set by close()
 
     def write(self, record: Bytes) -> None:
@@ -178,7 +184,9 @@ class ShardedWriter(_CommitOnExit):
     robin (or, with ``by_key``, by a stable hash of the key given to
     :meth:`write`). ``shards == 0``: rolled shards ``<prefix>-00003.tfrecord``,
     a new one every ``max_shard_records`` records or ``max_shard_bytes`` bytes.
-    Compressed shards end in ``.gz`` / ``.zlib``. Shards upload in parallel.
+    Compressed shards end in ``.gz`` / ``.zlib``; ``compression_level`` as
+    for :class:`RecordWriter` (``"fast"`` for large conversions). Shards are
+    compressed and uploaded in parallel.
 
     ``close()`` commits every shard and then ``<prefix>.manifest.json`` (the
     dataset is complete when its manifest exists) and returns the
@@ -187,10 +195,11 @@ class ShardedWriter(_CommitOnExit):
     """
 
     def __init__(self, prefix_url: PathLike, shards: int = 0, *, compression: str = "none",
-                 max_shard_records: int = 0, max_shard_bytes: int = 0, suffix: str = ".tfrecord",
-                 write_index: bool = False, by_key: bool = False) -> None:
-        self._native = _spool._ShardedWriter(os.fspath(prefix_url), shards, compression, max_shard_records,
-                                             max_shard_bytes, suffix, write_index, by_key)
+                 compression_level: CompressionLevel = "default", max_shard_records: int = 0,
+                 max_shard_bytes: int = 0, suffix: str = ".tfrecord", write_index: bool = False,
+                 by_key: bool = False) -> None:
+        self._native = _spool._ShardedWriter(os.fspath(prefix_url), shards, compression, str(compression_level),
+                                             max_shard_records, max_shard_bytes, suffix, write_index, by_key)
         self.manifest: Optional[DatasetManifest] = None  # set by close()
 
     def write(self, record: Bytes, key: Optional[Bytes] = None) -> None:

@@ -43,10 +43,12 @@ std::string_view BufferView(const py::buffer& buffer, py::buffer_info& view) {
 
 class RecordWriter {
  public:
-  RecordWriter(const std::string& url, std::optional<std::string> compression, bool write_index) {
-    location_ = OpenUrl(url);
+  RecordWriter(const std::string& url, std::optional<std::string> compression, const std::string& compression_level,
+               bool write_index) {
     records::RecordWriterOptions options;
     options.compression = ParseCompressionArg(compression);
+    options.compression_level = Unwrap(records::Deflater::ParseLevel(compression_level));
+    location_ = OpenUrl(url);
     options.write_index = write_index;
     py::gil_scoped_release release;
     writer_ = Unwrap(records::RecordWriter::Open(*location_.store, location_.key, options));
@@ -206,8 +208,9 @@ py::dict ManifestDict(const ObjectStore& store, const std::string& manifest_key,
 
 class ShardedWriter {
  public:
-  ShardedWriter(const std::string& prefix_url, int shards, const std::string& compression, uint64_t max_shard_records,
-                uint64_t max_shard_bytes, const std::string& suffix, bool write_index, bool by_key) {
+  ShardedWriter(const std::string& prefix_url, int shards, const std::string& compression,
+                const std::string& compression_level, uint64_t max_shard_records, uint64_t max_shard_bytes,
+                const std::string& suffix, bool write_index, bool by_key) {
     if (shards < 0) throw StatusError(InvalidArgumentError("shards must be 0 (rolled shards) or more"));
     if (by_key && shards == 0) throw StatusError(InvalidArgumentError("by_key needs a fixed number of shards"));
     location_ = OpenUrl(prefix_url);
@@ -217,6 +220,7 @@ class ShardedWriter {
     options.max_shard_records = max_shard_records;
     options.max_shard_bytes = max_shard_bytes;
     options.compression = Unwrap(records::ParseCompression(compression));
+    options.compression_level = Unwrap(records::Deflater::ParseLevel(compression_level));
     options.suffix = suffix;
     options.write_index = write_index;
     py::gil_scoped_release release;
@@ -276,8 +280,8 @@ class ShardedWriter {
 
 void RegisterRecords(py::module_& m) {
   py::class_<RecordWriter>(m, "_RecordWriter")
-      .def(py::init<const std::string&, std::optional<std::string>, bool>(), py::arg("url"),
-           py::arg("compression"), py::arg("write_index"))
+      .def(py::init<const std::string&, std::optional<std::string>, const std::string&, bool>(), py::arg("url"),
+           py::arg("compression"), py::arg("compression_level"), py::arg("write_index"))
       .def("write", &RecordWriter::Write, py::arg("record"))
       .def("close", &RecordWriter::Close)
       .def("abort", &RecordWriter::Abort)
@@ -292,8 +296,10 @@ void RegisterRecords(py::module_& m) {
       .def_property_readonly("url", &RecordReader::url)
       .def_property_readonly("compression", &RecordReader::compression);
   py::class_<ShardedWriter>(m, "_ShardedWriter")
-      .def(py::init<const std::string&, int, const std::string&, uint64_t, uint64_t, const std::string&, bool, bool>(),
-           py::arg("prefix_url"), py::arg("shards"), py::arg("compression"), py::arg("max_shard_records"),
+      .def(py::init<const std::string&, int, const std::string&, const std::string&, uint64_t, uint64_t,
+                    const std::string&, bool, bool>(),
+           py::arg("prefix_url"), py::arg("shards"), py::arg("compression"), py::arg("compression_level"),
+           py::arg("max_shard_records"),
            py::arg("max_shard_bytes"), py::arg("suffix"), py::arg("write_index"), py::arg("by_key"))
       .def("write", &ShardedWriter::Write, py::arg("record"), py::arg("key"))
       .def("close", &ShardedWriter::Close)
