@@ -179,6 +179,11 @@ def test_compression_levels(root: str) -> None:
         assert list(reader) == records
     with pytest.raises(ValueError, match="compression level 'quick'"):
         spool.ShardedWriter(f"{root}/bad/train", shards=1, compression="gzip", compression_level="quick")
+    with pytest.raises(ValueError, match="compression_level fast needs compression gzip or zlib"):
+        spool.RecordWriter(f"{root}/plain.tfrecord", compression_level="fast")
+    with pytest.raises(ValueError, match="compression_level 1 needs compression gzip or zlib"):
+        spool.ShardedWriter(f"{root}/bad/train", shards=1, compression_level=1)
+    assert spool.ls(f"{root}/bad", recursive=True) == []
 
 
 def test_sharded_writer_aborted_leaves_no_dataset(root: str) -> None:
