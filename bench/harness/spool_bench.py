@@ -849,7 +849,7 @@ def main():
     p.add_argument("--quick", action="store_true", help="smaller data, fewer rounds: under 5 minutes")
     p.add_argument("--full", action="store_true",
                    help="the reference run: full sizes, 5 measured rounds of every case over HTTP (after a warm-up "
-                        "for the single objects), 3 over HTTPS (about 80 minutes on 2 cores)")
+                        "for the single objects), 3 over HTTPS (66 minutes on 2 cores on 2026-11-25)")
     p.add_argument("--dry-run", action="store_true", help="parse, print the plan, check the binaries start")
     p.add_argument("--cases", default=",".join(ALL_CASES),
                    help="comma-separated subset of " + ",".join(ALL_CASES))
@@ -871,7 +871,7 @@ def main():
     # --full: 5 measured rounds of every case over HTTP, tools alternating, after one warm-up round for
     # the single objects; 3 over HTTPS (the spread of 3 alternating rounds was enough to separate the
     # tools over HTTPS, and 5 would take the run past two hours: the 10,000-object case alone moves
-    # 1.2 GiB per tool and round at the speed of the slowest peer). About 80 minutes on 2 cores.
+    # 1.2 GiB per tool and round at the speed of the slowest peer). 66 minutes on 2 cores (2026-11-25).
     # The default: 2 measured rounds of the 1 GiB object, 1 of smaller small-object and checkpoint
     # cases (see the sizes below): about 20 minutes. --quick also shrinks the data.
     # Over HTTPS there is no warm-up round: the same objects and the same server were just warmed by the
