@@ -134,8 +134,9 @@ class FastLevel(unittest.TestCase):
                     self.assertEqual(len(seen), 1000)
                     self.assertEqual([r["sha256"] for r in seen], [hashlib.sha256(r).hexdigest() for r in want])
                     self.assertTrue(all(r["features"] == ["id", "score", "text"] for r in seen), seen[0])
-        # The npm reader does check CRCs: one flipped payload byte is an error there too.
-        stream = bytearray(decode(read(shards[0])))
+        # The npm reader does check CRCs: one flipped payload byte of a fast ZLIB shard is an error there too.
+        zlib_shard = os.path.join(self.root, "npm-zlib", "train-00000-of-00003.tfrecord.zlib")
+        stream = bytearray(zlib.decompress(read(zlib_shard)))
         stream[20] ^= 0x01
         damaged = os.path.join(self.root, "damaged.tfrecord")
         with open(damaged, "wb") as f:
