@@ -36,16 +36,6 @@ std::optional<Compression> ParseCompressionArg(const std::optional<std::string>&
   return Unwrap(records::ParseCompression(*name));
 }
 
-// A level other than the default only means something for GZIP and ZLIB;
-// refused for uncompressed files, as `spool convert` refuses it.
-int ParseCompressionLevel(const std::string& level, Compression compression) {
-  int parsed = Unwrap(records::Deflater::ParseLevel(level));
-  if (compression == Compression::kNone && parsed != records::Deflater::kDefaultLevel) {
-    throw StatusError(InvalidArgumentError("compression_level " + level + " needs compression gzip or zlib"));
-  }
-  return parsed;
-}
-
 std::string_view BufferView(const py::buffer& buffer, py::buffer_info& view) {
   view = buffer.request();
   return {static_cast<const char*>(view.ptr), static_cast<size_t>(view.size * view.itemsize)};
@@ -57,9 +47,8 @@ class RecordWriter {
                bool write_index) {
     records::RecordWriterOptions options;
     options.compression = ParseCompressionArg(compression);
+    options.compression_level = Unwrap(records::Deflater::ParseLevel(compression_level));
     location_ = OpenUrl(url);
-    options.compression_level = ParseCompressionLevel(
-        compression_level, options.compression.value_or(records::CompressionFromExtension(location_.key)));
     options.write_index = write_index;
     py::gil_scoped_release release;
     writer_ = Unwrap(records::RecordWriter::Open(*location_.store, location_.key, options));
@@ -231,7 +220,7 @@ class ShardedWriter {
     options.max_shard_records = max_shard_records;
     options.max_shard_bytes = max_shard_bytes;
     options.compression = Unwrap(records::ParseCompression(compression));
-    options.compression_level = ParseCompressionLevel(compression_level, options.compression);
+    options.compression_level = Unwrap(records::Deflater::ParseLevel(compression_level));
     options.suffix = suffix;
     options.write_index = write_index;
     py::gil_scoped_release release;

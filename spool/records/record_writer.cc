@@ -34,6 +34,10 @@ Result<std::unique_ptr<RecordWriter>> RecordWriter::Open(ObjectStore& store, std
     return InvalidArgumentError("cannot write an index for " + store.Describe(key) + ": index files describe " +
                                 "uncompressed files only; drop write_index or the compression");
   }
+  if (compression == Compression::kNone && options.compression_level != Deflater::kDefaultLevel) {
+    return InvalidArgumentError("cannot compress " + store.Describe(key) + " at a level: it is uncompressed (" +
+                                "no compression given, no .gz/.zlib extension); drop the level or set the compression");
+  }
   std::unique_ptr<Deflater> deflater;
   if (compression != Compression::kNone) {
     SPOOL_ASSIGN_OR_RETURN(deflater, Deflater::Create(compression, options.compression_level));

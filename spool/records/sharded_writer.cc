@@ -76,6 +76,9 @@ Result<std::unique_ptr<ShardedWriter>> ShardedWriter::Open(ObjectStore& store, s
   if (options.write_index && options.compression != Compression::kNone) {
     return InvalidArgumentError("index files describe uncompressed shards only; drop write_index or the compression");
   }
+  if (options.compression == Compression::kNone && options.compression_level != Deflater::kDefaultLevel) {
+    return InvalidArgumentError("a compression level needs GZIP or ZLIB shards; drop the level or set the compression");
+  }
   std::unique_ptr<ShardedWriter> writer(new ShardedWriter(store, std::move(prefix), options));
   for (int i = 0; i < options.num_shards; ++i) {
     SPOOL_ASSIGN_OR_RETURN(auto shard, writer->NewShard(i, options.num_shards));

@@ -49,9 +49,11 @@ inline void RoundTrip(ObjectStore& store, const std::string& key_prefix, uint64_
 
     RecordWriterOptions writer_options;
     writer_options.append_size = 4096 + rng() % (8 << 20);
-    // TensorFlow's default level, ISA-L's fast one, and two of zlib's.
+    // TensorFlow's default level, ISA-L's fast one, and two of zlib's; a
+    // level is refused for an uncompressed file, so those keep the default.
     constexpr int kLevels[] = {Deflater::kDefaultLevel, Deflater::kFastLevel, 1, 9};
-    writer_options.compression_level = kLevels[rng() % 4];
+    const int level = kLevels[rng() % 4];
+    writer_options.compression_level = compression == Compression::kNone ? Deflater::kDefaultLevel : level;
     auto writer = RecordWriter::Open(store, key, writer_options);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     for (const auto& record : records) SPOOL_ASSERT_OK((*writer)->Write(record));

@@ -121,6 +121,27 @@ TEST_F(ShardedWriterTest, ManifestRecordsTheExampleSchema) {
   EXPECT_NE(json.find("\"name\": \"ex-00001-of-00002.tfrecord\""), std::string::npos) << json;
 }
 
+// A level only means something for GZIP/ZLIB: refused for uncompressed
+// shards and files (from options or the key's extension), nothing written.
+TEST_F(ShardedWriterTest, ACompressionLevelNeedsCompression) {
+  ShardedWriterOptions options;
+  options.num_shards = 2;
+  options.compression_level = Deflater::kFastLevel;
+  Status refused = ShardedWriter::Open(store_, "levels/ds", options).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("drop the level or set the compression"), std::string::npos) << refused.message();
+  options.compression = Compression::kGzip;
+  SPOOL_ASSERT_OK(ShardedWriter::Open(store_, "levels/ok", options).status());
+
+  RecordWriterOptions file;
+  file.compression_level = 1;
+  EXPECT_EQ(RecordWriter::Open(store_, "levels/plain.tfrecord", file).status().code(), StatusCode::kInvalidArgument);
+  SPOOL_ASSERT_OK(RecordWriter::Open(store_, "levels/zipped.tfrecord.gz", file).status());
+  ListOptions list;
+  list.prefix = "levels/";
+  EXPECT_TRUE(ListAll(store_, list).value().objects.empty());
+}
+
 TEST_F(ShardedWriterTest, AbortLeavesNoShardAndNoManifest) {
   ShardedWriterOptions options;
   options.max_shard_records = 2;
