@@ -208,8 +208,12 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
   Status status = Retry(config_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
     if (result.bytes == buffer.size() || at_end) return OkStatus();
     Request request{"GET", "GET", std::string(key), {}, {}, {}};
-    request.headers.emplace_back(
-        "range", "bytes=" + std::to_string(options.offset + result.bytes) + "-" + std::to_string(last_byte));
+    const bool plain_get = options.whole_object && !options.if_match.empty() && options.offset == 0 &&
+                           result.bytes == 0;
+    if (!plain_get) {
+      request.headers.emplace_back(
+          "range", "bytes=" + std::to_string(options.offset + result.bytes) + "-" + std::to_string(last_byte));
+    }
     if (!options.if_match.empty()) request.headers.emplace_back("if-match", options.if_match);
     if (options.want_checksum) request.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
     BufferSink sink(buffer.subspan(result.bytes));

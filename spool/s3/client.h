@@ -53,6 +53,13 @@ struct GetOptions {
   uint64_t length = 0;       // bytes wanted; the buffer's size
   std::string if_match;      // the ETag the read is pinned to; empty: none
   bool want_checksum = false;  // x-amz-checksum-mode: ENABLED
+  // The buffer is the whole object, as of the ETag in if_match: the first
+  // request is a plain GET without a Range header. Ceph RGW serves a ranged
+  // GET with two reads from its OSDs (the object's head, then the range) and
+  // a plain one with one, which for small objects is half the server's work
+  // (docs/performance.md). Ignored without if_match: an object that grew
+  // since it was opened must not overflow the buffer.
+  bool whole_object = false;
 };
 
 struct GetResult {

@@ -40,6 +40,7 @@ class S3Reader : public ReadableObject {
     // object asks for it and checks the bytes against it.
     const bool whole = offset == 0 && target.size() == info_.size;
     options.want_checksum = whole && !info_.crc32c;
+    options.whole_object = whole;
     SPOOL_ASSIGN_OR_RETURN(GetResult got, client_->GetObject(info_.key, options, target));
     if (got.bytes != target.size()) {
       return FailedPreconditionError(client_->Describe(info_.key) + " is shorter than when it was opened (byte " +
