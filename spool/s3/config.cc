@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "spool/core/strings.h"
+#include "spool/s3/crypto.h"
 #include "spool/s3/profile_files.h"
 
 namespace spool::s3 {
@@ -135,7 +136,9 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
   switch (options.payload_signing) {
     case PayloadSigning::kSigned: config.sign_payload = true; break;
     case PayloadSigning::kUnsigned: config.sign_payload = false; break;
-    case PayloadSigning::kAuto: config.sign_payload = config.endpoint.scheme == "http"; break;
+    case PayloadSigning::kAuto:
+      config.sign_payload = config.endpoint.scheme == "http" || HasSha256Instructions();
+      break;
   }
 
   config.ca_bundle = FirstOf({{NonEmpty(options.store.ca_bundle), "option"},

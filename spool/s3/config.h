@@ -22,10 +22,14 @@ enum class AddressingStyle {
 };
 
 enum class PayloadSigning {
-  kAuto,      // signed over http, UNSIGNED-PAYLOAD over https (TLS and
-              // Content-MD5 protect the body; hashing it twice is not free)
+  // Every body carries one digest the server checks: the signed SHA-256, or
+  // with UNSIGNED-PAYLOAD a Content-MD5. kAuto signs over http (nothing else
+  // protects the bytes) and, over https, where this CPU has SHA-256
+  // instructions (HasSha256Instructions, crypto.h: then SHA-256 costs less
+  // than MD5); otherwise it sends Content-MD5, which TLS backs up.
+  kAuto,
   kSigned,    // x-amz-content-sha256 is the body's SHA-256
-  kUnsigned,  // x-amz-content-sha256: UNSIGNED-PAYLOAD
+  kUnsigned,  // x-amz-content-sha256: UNSIGNED-PAYLOAD, with Content-MD5
 };
 
 // S3 settings beyond StoreOptions, for code that builds an S3Store itself.

@@ -5,6 +5,11 @@
 
 #include <cstdint>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace spool::s3 {
 namespace {
 
@@ -22,6 +27,16 @@ std::string Sha256(std::string_view data) { return Digest(EVP_sha256(), data); }
 std::string Sha256Hex(std::string_view data) { return HexEncode(Sha256(data)); }
 
 std::string Md5(std::string_view data) { return Digest(EVP_md5(), data); }
+
+bool HasSha256Instructions() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("sha");
+#elif defined(__aarch64__) && defined(__linux__)
+  return (getauxval(AT_HWCAP) & HWCAP_SHA2) != 0;
+#else
+  return false;
+#endif
+}
 
 std::string HmacSha256(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <string>
 
+#include "spool/s3/crypto.h"
 #include "spool/s3/profile_files.h"
 #include "spool/s3/s3_writer.h"
 #include "tests/support/files.h"
@@ -63,7 +66,8 @@ TEST_F(ConfigTest, AwsDefaults) {
   EXPECT_EQ(config.endpoint.ToString(), "https://s3.us-east-1.amazonaws.com");
   EXPECT_FALSE(config.custom_endpoint);
   EXPECT_FALSE(config.path_style);    // virtual-hosted on AWS
-  EXPECT_FALSE(config.sign_payload);  // https: UNSIGNED-PAYLOAD
+  // https: signed where SHA-256 is the cheaper digest, else UNSIGNED-PAYLOAD with Content-MD5.
+  EXPECT_EQ(config.sign_payload, HasSha256Instructions());
   EXPECT_EQ(config.concurrency, kDefaultConcurrency);
 }
 
@@ -125,12 +129,37 @@ TEST_F(ConfigTest, PathStyleRules) {
   EXPECT_TRUE(Resolve(forced).path_style);
 }
 
-TEST_F(ConfigTest, PayloadSigningFollowsTheScheme) {
+TEST_F(ConfigTest, PayloadSigningFollowsTheSchemeAndTheCpu) {
   env_["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000";
   EXPECT_TRUE(Resolve().sign_payload);
   S3Options unsigned_payload;
   unsigned_payload.payload_signing = PayloadSigning::kUnsigned;
   EXPECT_FALSE(Resolve(unsigned_payload).sign_payload);
+
+  env_["AWS_ENDPOINT_URL"] = "https://minio.example.com";
+  EXPECT_EQ(Resolve().sign_payload, HasSha256Instructions());
+  S3Options signed_payload;
+  signed_payload.payload_signing = PayloadSigning::kSigned;
+  EXPECT_TRUE(Resolve(signed_payload).sign_payload);
+  EXPECT_FALSE(Resolve(unsigned_payload).sign_payload);
+}
+
+// The detection agrees with what the kernel reports for this CPU.
+TEST(Sha256InstructionsTest, MatchCpuinfo) {
+#if defined(__x86_64__) && defined(__linux__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  bool sha_ni = false;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      sha_ni = (line + " ").find(" sha_ni ") != std::string::npos;
+      break;
+    }
+  }
+  EXPECT_EQ(HasSha256Instructions(), sha_ni);
+#else
+  GTEST_SKIP() << "checked against /proc/cpuinfo on x86-64 Linux only";
+#endif
 }
 
 TEST_F(ConfigTest, CaBundlePrecedence) {
