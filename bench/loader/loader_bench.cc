@@ -28,8 +28,10 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
+#include "spool/core/buffer_pool.h"
 #include "spool/core/bytes.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/storage/transfer.h"
@@ -109,6 +111,16 @@ uint64_t ReadStatusKiB(const char* field) {
 }
 
 void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Where the process's resident memory sits when no loader is open: what the
+// peak RSS carries besides the loader's own buffers (its byte budget).
+void PrintMemory(const char* when) {
+  const struct mallinfo2 heap = mallinfo2();
+  std::printf("memory %s: RSS %s; idle in the buffer pool %s; malloc in use %s, free but kept %s\n", when,
+              spool::FormatBytes(ReadStatusKiB("VmRSS:") * 1024).c_str(),
+              spool::FormatBytes(spool::DefaultBufferPool().idle_bytes()).c_str(),
+              spool::FormatBytes(heap.uordblks + heap.hblkhd).c_str(), spool::FormatBytes(heap.fordblks).c_str());
+}
 
 // Writes the same records under `url` (a prefix) with the sharded writer.
 std::string WriteDataset(const Args& args, const std::string& url) {
@@ -266,6 +278,7 @@ struct SourceResult {
 };
 
 SourceResult Measure(const Args& args, const std::string& name, const std::string& manifest) {
+  PrintMemory(("before the " + name + " passes").c_str());
   ResetPeakRss();
   SourceResult out;
   for (int pass = 0; pass < args.passes; ++pass) {
@@ -281,6 +294,7 @@ SourceResult Measure(const Args& args, const std::string& name, const std::strin
     if (out.best.seconds == 0 || r.seconds < out.best.seconds) out.best = r;
   }
   out.peak_rss_kib = ReadStatusKiB("VmHWM:");
+  PrintMemory(("after the " + name + " passes").c_str());
   return out;
 }
 
