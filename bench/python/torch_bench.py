@@ -86,14 +86,18 @@ def stream_boto3(bucket: str, prefix: str) -> float:
     return records
 
 
-def cpp_loader(build: str, s3_prefix: str, local: str, records: int) -> Dict[str, float]:
+def cpp_loader(build: str, s3_prefix: str, local: str, records: int, rounds: int) -> Dict[str, float]:
     """Writes the dataset (kept for the Python cases) and returns the C++
-    loader's best-pass records/s for each source."""
+    loader's median records/s over `rounds` passes for each source: the
+    statistic the Python rows use (each pass, like each Python round, opens
+    a new loader, so both include the start)."""
     output = subprocess.run([os.path.join(build, "bench", "loader", "loader_bench"), "--s3", s3_prefix,
-                             "--local", local, "--records", str(records), "--passes", "3", "--keep"],
+                             "--local", local, "--records", str(records), "--passes", str(rounds), "--keep"],
                             check=True, capture_output=True, text=True).stdout
-    rates = dict(re.findall(r"^(local|s3)\s+([0-9.]+) records/s", output, re.M))
-    return {name: float(rate) for name, rate in rates.items()}
+    passes: Dict[str, List[float]] = {}
+    for name, rate in re.findall(r"^\s+(local|s3)\s+pass \d+:\s+([0-9.]+) records/s", output, re.M):
+        passes.setdefault(name, []).append(float(rate))
+    return {name: statistics.median(rates) for name, rates in passes.items()}
 
 
 def checkpoint_cases(s3_prefix: str, state_mib: int, rounds: int) -> Dict[str, Dict[str, float]]:
@@ -129,7 +133,7 @@ def main() -> int:
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
 
-    cpp = cpp_loader(args.build, args.s3, args.local, args.records)
+    cpp = cpp_loader(args.build, args.s3, args.local, args.records, args.rounds)
     manifests = {"local": f"{args.local}/loader-bench.manifest.json", "s3": f"{args.s3}/loader-bench.manifest.json"}
     results: Dict[str, Dict] = {"records": args.records, "cpp_loader": cpp, "streaming": {}, "checkpoint": {}}
     for source, manifest in manifests.items():
@@ -143,7 +147,8 @@ def main() -> int:
     results["checkpoint"] = checkpoint_cases(args.s3, args.state_mib, args.rounds)
 
     print(f"\nStreaming {args.records} x 100 KB records (median records/s of {args.rounds} rounds, min-max, "
-          f"client CPU s); C++ DataLoader: local {cpp['local']:.0f}, s3 {cpp['s3']:.0f} records/s\n")
+          f"client CPU s); C++ DataLoader (median of as many passes): local {cpp['local']:.0f}, s3 {cpp['s3']:.0f} "
+          "records/s\n")
     print("| case | records/s | min-max | vs C++ loader | client CPU s |\n|---|---|---|---|---|")
     for name, r in results["streaming"].items():
         versus = f"{r['vs_cpp']:.2f}x" if "vs_cpp" in r else "-"
