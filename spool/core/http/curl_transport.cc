@@ -36,7 +36,8 @@ constexpr long kReceiveBufferSize = 256 * 1024;
 // curl fills this much of a request body per read callback and hands it to
 // send() or SSL_write() at once. Its 64 KiB default cost a 1 GiB upload
 // 33,000 poll() calls over TLS; 512 KiB cut them to 4,400 and the client's
-// CPU by about 5% (docs/performance.md).
+// CPU by about 5% (docs/performance.md). Memory: 512 KiB per handle that
+// has sent a body (curl allocates it at the first upload).
 constexpr long kUploadBufferSize = 512 * 1024;
 
 void InitCurlOnce() {
