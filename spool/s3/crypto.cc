@@ -5,7 +5,9 @@
 
 #include <cstdint>
 
-#if defined(__aarch64__) && defined(__linux__)
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
@@ -30,7 +32,10 @@ std::string Md5(std::string_view data) { return Digest(EVP_md5(), data); }
 
 bool HasSha256Instructions() {
 #if defined(__x86_64__) || defined(__i386__)
-  return __builtin_cpu_supports("sha");
+  // CPUID leaf 7, EBX bit 29 (read directly: clang 14 knows no "sha" for
+  // __builtin_cpu_supports).
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (ebx & (1u << 29)) != 0;
 #elif defined(__aarch64__) && defined(__linux__)
   return (getauxval(AT_HWCAP) & HWCAP_SHA2) != 0;
 #else
