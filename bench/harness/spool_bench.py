@@ -777,7 +777,8 @@ def markdown(results):
     if results.get("python"):
         py = results["python"]
         lines += [f"Python: {py['records']} records of 100 KB through torch's DataLoader (median records/s of "
-                  f"{py['rounds']} rounds, min-max, client CPU s); C++ loader on the same shards (median of as many passes, each opening a new loader): local "
+                  f"{py['rounds']} rounds, min-max, client CPU s); C++ loader on the same shards (median of as "
+                  "many passes, each opening a new loader): local "
                   f"{py['cpp_loader']['local']:.0f}, S3 {py['cpp_loader']['s3']:.0f} records/s.", "",
                   "| case | records/s | min-max | vs C++ loader | client CPU s |", "|---|---:|---:|---:|---:|"]
         for name, r in py["streaming"].items():
