@@ -563,7 +563,7 @@ def loader_case(env, args, log):
 
 def python_case(env, args, log):
     """spool.torch.StreamingDataset vs the C++ loader on the same shards (bench/python/torch_bench.py),
-    with Debian's Python and the package of this build."""
+    with the project's virtual environment (.venv/, scripts/setup) and the package of this build."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "torch_bench.py")
     local = os.path.join(env.work, "python-local")
     shutil.rmtree(local, ignore_errors=True)
@@ -571,7 +571,8 @@ def python_case(env, args, log):
     out = os.path.join(env.work, "python-bench.json")
     python_env = dict(env.env, SPOOL_BENCH_LOCAL=local, PYTHONPATH=os.path.join(env.build, "python"))
     records, rounds, state = (256, 1, 64) if args.quick else (2048, 3, 512) if args.full else (1024, 1, 256)
-    run_checked(["/usr/bin/python3", script, "--build", env.build, "--s3", env.s3("python"), "--local", local,
+    venv = os.environ.get("SPOOL_VENV") or os.path.join(os.path.dirname(script), "..", "..", ".venv")
+    run_checked([os.path.join(venv, "bin", "python"), script, "--build", env.build, "--s3", env.s3("python"), "--local", local,
                  "--records", str(records), "--rounds", str(rounds), "--state-mib", str(state), "--json", out],
                 python_env, "the Python bench")
     shutil.rmtree(local, ignore_errors=True)

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The Python package beside what a PyTorch user would otherwise run, on the
 same server in the same run (bench/python/run.sh starts it):
 

@@ -26,7 +26,7 @@ fi
 # Inputs: a table of ids, labels, floats and text (compresses about 4:1 as
 # Examples), and 2,000 "images" of 48 KiB of random bytes (already
 # compressed data, as JPEGs are).
-/usr/bin/python3 - "$local_dir" <<'PY'
+python3 - "$local_dir" <<'PY'
 import os, random, sys
 root = sys.argv[1]
 rng = random.Random(1)

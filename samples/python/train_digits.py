@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Trains a small PyTorch classifier on the handwritten-digits shards,
 streamed from S3, GCS or local files by spool.torch, with a checkpoint every
 --save-every steps through spool.CheckpointManager. Killed at any moment and
@@ -7,7 +7,7 @@ checkpoint (model, optimizer, where the data stream was) and continues as if
 never interrupted: --summary writes a digest of every example it trained on,
 in order, so two runs can be compared.
 
-    /usr/bin/python3 samples/python/train_digits.py \\
+    python samples/python/train_digits.py \\
         --data s3://bucket/digits/train.manifest.json \\
         --eval s3://bucket/digits/test.manifest.json \\
         --checkpoints s3://bucket/runs/digits-7 --steps 600 --save-every 50

@@ -3,20 +3,17 @@
 TFRecord files: Python's own gzip and zlib modules, with the TFRecord
 framing (length, masked CRC32C of the length, payload, masked CRC32C of the
 payload) checked here, read the same records as from a default-level
-conversion of the same table; spool reads them back and verifies them; the
-npm `tfrecord` package (tests/records/npm_reader, installed by scripts/setup)
-reads the same records from them with Node; a level without compression is
-refused with a one-line error.
+conversion of the same table; spool reads them back and verifies them; a
+level without compression is refused with a one-line error. (TensorFlow's
+reader on fast files: python/tests/test_tensorflow_compat.py.)
 
   fast_level_test.py --spool PATH
 
-Local files only. Debian's python3 by path: only the standard library.
+Local files only. Only the standard library.
 """
 import argparse
 import glob
 import gzip
-import hashlib
-import json
 import os
 import struct
 import subprocess
@@ -26,7 +23,6 @@ import unittest
 import zlib
 
 SPOOL = ""
-NPM_READER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "records", "npm_reader")
 
 
 def _crc32c_table():
@@ -115,35 +111,6 @@ class FastLevel(unittest.TestCase):
         # The default level is zlib's (TensorFlow's bytes), so the files differ.
         fast_gzip = self.convert("fast-again", "--compression", "gzip", "--compression-level", "fast")
         self.assertNotEqual(read(default_gzip[0]), read(fast_gzip[0]))
-
-    def npm_read(self, path: str, compression: str) -> subprocess.CompletedProcess:
-        if not os.path.isdir(os.path.join(NPM_READER, "node_modules", "tfrecord")):
-            self.fail(f"the npm tfrecord package is not installed in {os.path.normpath(NPM_READER)}: run scripts/setup")
-        return subprocess.run(["node", os.path.join(NPM_READER, "read_tfrecord.js"), path, compression],
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
-
-    def test_the_npm_tfrecord_reader_reads_fast_files(self) -> None:
-        for compression, decode in (("gzip", gzip.decompress), ("zlib", zlib.decompress)):
-            shards = self.convert("npm-" + compression, "--compression", compression, "--compression-level", "fast")
-            for shard in shards:
-                with self.subTest(shard=os.path.basename(shard)):
-                    run = self.npm_read(shard, compression)
-                    self.assertEqual(run.returncode, 0, run.stderr)
-                    seen = [json.loads(line) for line in run.stdout.splitlines()]
-                    want = records_of(decode(read(shard)))
-                    self.assertEqual(len(seen), 1000)
-                    self.assertEqual([r["sha256"] for r in seen], [hashlib.sha256(r).hexdigest() for r in want])
-                    self.assertTrue(all(r["features"] == ["id", "score", "text"] for r in seen), seen[0])
-        # The npm reader does check CRCs: one flipped payload byte of a fast ZLIB shard is an error there too.
-        zlib_shard = os.path.join(self.root, "npm-zlib", "train-00000-of-00003.tfrecord.zlib")
-        stream = bytearray(zlib.decompress(read(zlib_shard)))
-        stream[20] ^= 0x01
-        damaged = os.path.join(self.root, "damaged.tfrecord")
-        with open(damaged, "wb") as f:
-            f.write(stream)
-        run = self.npm_read(damaged, "none")
-        self.assertNotEqual(run.returncode, 0)
-        self.assertIn("CRC32C", run.stderr)
 
     def test_a_level_without_compression_is_refused(self) -> None:
         run = spool("convert", self.csv, os.path.join(self.root, "x", "train"), "--compression-level", "fast",

@@ -10,7 +10,7 @@ counts what each run sends.
 
 s3: the Ceph RGW of the ceph_rgw fixture (AWS_* environment); gs: the
 project's GCS server of the gcs_server fixture (SPOOL_GCS_SERVER_DIR).
-Debian's python3 by path: only the standard library.
+Only the standard library.
 """
 import argparse
 import glob

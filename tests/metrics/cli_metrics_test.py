@@ -2,7 +2,7 @@
 """spool's metrics as users meet them, against the Ceph RGW of the ceph_rgw
 fixture: `spool cp --stats [--json]`, the SPOOL_METRICS_FILE textfile, and the
 SPOOL_METRICS_PORT endpoint of a training job (samples/train_loop), each read
-with Debian's Prometheus parser (python3-prometheus-client).
+with the Prometheus project's parser (prometheus-client, in .venv/).
 
   cli_metrics_test.py --spool PATH --train-loop PATH
 """

@@ -33,11 +33,13 @@ shards and 2 test shards. Then, each run on a checkpoint root of its own:
 
 Standard library only. On s3, everything goes under
 s3://$SPOOL_S3_TEST_BUCKET/preemption-test/<random>/ and is deleted at the
-end; scratch files go under /tmp. The digits table comes from Debian's
-python3-sklearn, which scripts/setup installs.
+end; scratch files go under /tmp. The digits table is the one scikit-learn
+ships (found without importing it), in the virtual environment scripts/setup
+makes; run this script with that environment's python.
 """
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -48,7 +50,16 @@ import tempfile
 import time
 import uuid
 
-DIGITS = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
+
+def digits_table():
+    """The path of scikit-learn's digits.csv.gz, or None where it is not installed."""
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(spec.submodule_search_locations[0], "datasets", "data", "digits.csv.gz")
+
+
+DIGITS = digits_table()
 
 STEPS = 300
 SAVE_EVERY = 50
@@ -333,8 +344,9 @@ def main():
     parser.add_argument("--spool", required=True, help="the spool binary")
     parser.add_argument("--store", choices=("local", "s3"), default="local")
     options = parser.parse_args()
-    if not os.path.exists(DIGITS):
-        print(f"{DIGITS} is missing: run scripts/setup (it installs python3-sklearn)")
+    if DIGITS is None or not os.path.exists(DIGITS):
+        print(f"scikit-learn's digits table is missing from {sys.executable}'s packages: run scripts/setup "
+              "and this test with .venv/bin/python")
         return 1
 
     scratch = tempfile.mkdtemp(prefix="spool-preemption-test-")
