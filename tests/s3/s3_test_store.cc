@@ -6,12 +6,17 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tests/support/env.h"
 #include "tests/support/servers.h"
 
 namespace spool::s3::testing {
 
 std::string TestBucket() {
   return test_support::S3TestBucket("spool-test");
+}
+
+std::string TestServer() {
+  return test_support::GetEnv("SPOOL_S3_TEST_SERVER", "ceph_rgw");
 }
 
 std::shared_ptr<S3Store> OpenTestStore(const S3Options& options) {
