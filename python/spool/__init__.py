@@ -12,10 +12,31 @@ process's metrics for Prometheus.
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
 import types as _types
 
-from spool import _spool
-from spool import metrics
+
+def _load_extension() -> _types.ModuleType:
+    """Imports spool._spool with its own symbols bound first (RTLD_DEEPBIND).
+
+    TensorFlow loads its libraries RTLD_GLOBAL, and they export a protobuf
+    runtime of their own (a different version, with TensorFlow's messages
+    registered). Loaded after it without DEEPBIND, the extension and its
+    protobuf would bind to that runtime and abort on the clash of message
+    names; with it they keep their own, whichever is imported first."""
+    flags = _sys.getdlopenflags()
+    _sys.setdlopenflags(_os.RTLD_NOW | _os.RTLD_LOCAL | getattr(_os, "RTLD_DEEPBIND", 0))
+    try:
+        from spool import _spool as extension
+    finally:
+        _sys.setdlopenflags(flags)
+    return extension
+
+
+_spool = _load_extension()
+
+from spool import metrics  # noqa: E402  (after the extension, which they import)
 from spool.checkpoints import CheckpointFile, CheckpointManager, CheckpointManifest, SaveHandle
 from spool.errors import *  # noqa: F401,F403  (the exception classes)
 from spool.errors import Error

@@ -92,7 +92,9 @@ def parse_examples(records: Sequence[bytes], features: FeatureSpec) -> Dict[str,
 def encode_example(features: Mapping[str, Any]) -> bytes:
     """Serializes a ``tf.train.Example`` (deterministic bytes) from a dict:
     integers and integer arrays become int64_list, floats float_list, and
-    ``bytes``/``str`` (or lists of them) bytes_list.
+    ``bytes``/``str`` (lists of them, or NumPy ``bytes_``/``str_`` arrays,
+    empty ones included) bytes_list. An empty list with no dtype (``[]``) is
+    an empty float_list.
 
     >>> spool.encode_example({"label": 3, "pixels": np.zeros(64, np.float32), "id": b"a17"})
     """
@@ -104,7 +106,11 @@ def encode_example(features: Mapping[str, Any]) -> bytes:
             entries.append((name, "bytes", [v.encode() if isinstance(v, str) else v for v in value]))
             continue
         array = np.asarray(value).reshape(-1)
-        if array.dtype.kind in "iub":
+        if array.dtype.kind in "SU":
+            # NumPy bytes or str arrays, empty ones included: a bytes_list
+            # (an empty list without a dtype has no kind, and stays a float_list).
+            entries.append((name, "bytes", [v.encode() if isinstance(v, str) else bytes(v) for v in array.tolist()]))
+        elif array.dtype.kind in "iub":
             entries.append((name, "int64", array.astype(np.int64)))
         elif array.dtype.kind == "f":
             entries.append((name, "float", array.astype(np.float32)))

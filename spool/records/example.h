@@ -13,8 +13,10 @@
 // Getters return views into the message (valid while it lives and is not
 // modified). A missing feature is NotFound and a feature of another kind is
 // InvalidArgument; both messages name the feature and what there is instead.
-// A Feature with no kind set reads as an empty list of any kind, as in
-// TensorFlow's parsers. Pure functions; thread-safe on distinct messages.
+// A Feature with no kind set reads as an empty list of any kind here, as in
+// TensorFlow's variable-length parsing (FeatureSpec's fixed-length decoding
+// treats it as missing instead, as TensorFlow's FixedLenFeature does). Pure
+// functions; thread-safe on distinct messages.
 #pragma once
 
 #include <cstdint>

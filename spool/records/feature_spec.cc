@@ -46,6 +46,9 @@ const tensorflow::Feature* Find(const tensorflow::Example& example, const std::s
 Result<const tensorflow::Feature*> Lookup(const tensorflow::Example& example, const FeatureSpec& spec,
                                           size_t index) {
   const tensorflow::Feature* feature = Find(example, spec.name);
+  // A Feature with no list set is a missing one for a fixed-length feature,
+  // as TensorFlow's FixedLenFeature parsing has it: the default applies.
+  if (feature != nullptr && KindOf(*feature) == FeatureKind::kNone) feature = nullptr;
   if (feature == nullptr) {
     if (std::holds_alternative<std::monostate>(spec.default_value)) {
       return InvalidArgumentError(Where(spec, index) + " is missing and the spec gives no default");
@@ -54,7 +57,7 @@ Result<const tensorflow::Feature*> Lookup(const tensorflow::Example& example, co
   }
   const FeatureKind have = KindOf(*feature);
   const FeatureKind want = KindFor(spec.dtype);
-  if (have != want && have != FeatureKind::kNone) {
+  if (have != want) {
     return InvalidArgumentError(Where(spec, index) + " is stored as " + std::string(FeatureKindName(have)) +
                                 "; dtype " + std::string(FeatureDtypeName(spec.dtype)) + " reads " +
                                 std::string(FeatureKindName(want)));
@@ -64,7 +67,7 @@ Result<const tensorflow::Feature*> Lookup(const tensorflow::Example& example, co
     case FeatureKind::kBytes: count = feature->bytes_list().value_size(); break;
     case FeatureKind::kFloat: count = feature->float_list().value_size(); break;
     case FeatureKind::kInt64: count = feature->int64_list().value_size(); break;
-    case FeatureKind::kNone: break;
+    case FeatureKind::kNone: break;  // handled above
   }
   if (static_cast<uint64_t>(count) != spec.elements()) {
     return InvalidArgumentError(Where(spec, index) + " has " + std::to_string(count) + " values; the spec's shape " +

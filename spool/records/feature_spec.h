@@ -11,8 +11,9 @@
 // the spec's dtype, row-major, with no allocation per value: float32/float64
 // come from a float_list, int64/int32/uint8 from an int64_list (a value that
 // does not fit the narrower type is an error, never wrapped). Bytes features
-// give one string per element. A feature missing from an Example takes the
-// spec's default (one value repeated over the shape) or is an error.
+// give one string per element. A feature missing from an Example, or present
+// with no list set (as TensorFlow's FixedLenFeature has it), takes the spec's
+// default (one value repeated over the shape) or is an error.
 //
 // Errors are InvalidArgument (the data does not match the spec) and name the
 // feature, the example's index in the batch and what was found instead.
