@@ -32,6 +32,7 @@ struct CkptOptions {
   int world_size = 1;
   std::string attempt;
   int part_timeout = 600;  // seconds
+  bool replace = false;    // restore: replace a folder that is not an earlier restore
 };
 
 Result<std::unique_ptr<CheckpointManager>> OpenManager(const CkptOptions& options, const GlobalOptions& global) {
@@ -132,7 +133,9 @@ Status RunRestore(const CkptOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(int64_t step, StepOrLatest(*manager, options));
   // Default: everything (each rank's files under rank-<R>/ for a checkpoint
   // of several ranks); --rank R: that rank's files only.
-  Result<CheckpointManifest> restored = manager->RestoreRank(step, options.rank.value_or(kAllRanks), options.folder);
+  Result<CheckpointManifest> restored =
+      manager->RestoreRank(step, options.rank.value_or(kAllRanks), options.folder,
+                           options.replace ? ExistingFolder::kReplace : ExistingFolder::kReplaceOnlyRestores);
   if (!restored.ok() && CancelToken::Current().cancelled()) {
     return CancelledError("step " + std::to_string(step) + " was not restored; " + options.folder +
                           " was left as it was");
@@ -255,7 +258,13 @@ Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global) {
 
   auto* restore = app->add_subcommand("restore", "Download a checkpoint (default: the latest) into a folder");
   AddRoot(restore, *options);
-  restore->add_option("folder", options->folder, "Replaced only when every file arrived intact")->required();
+  restore->add_option("folder", options->folder,
+                      "Made from the checkpoint's files, in place only once every file arrived intact. A folder "
+                      "that exists is replaced whole, so it must be empty or an earlier restore of this root "
+                      "(unless --replace)")
+      ->required();
+  restore->add_flag("--replace", options->replace,
+                    "Replace the folder whole even when it holds other files (they are deleted)");
   restore->add_option("--step", options->step, "The step to restore (default: the latest committed)");
   restore->add_option("--rank", options->rank,
                       "Only this rank's files (default: everything, each rank's under rank-<5 digits>/)")

@@ -192,10 +192,16 @@ class CheckpointManager:
         """Every committed checkpoint, oldest first."""
         return [_manifest(m) for m in self._native.list()]
 
-    def restore(self, folder: PathLike, step: Optional[int] = None, rank: Optional[int] = None) -> CheckpointManifest:
-        """Downloads ``step`` (default: the latest) into ``folder``, replacing it only when
-        every file arrived intact. ``rank`` picks another rank's part of a multi-rank step."""
-        return _manifest(self._native.restore(os.fspath(folder), step, rank))
+    def restore(self, folder: PathLike, step: Optional[int] = None, rank: Optional[int] = None, *,
+                replace: bool = False) -> CheckpointManifest:
+        """Downloads ``step`` (default: the latest) into ``folder``, put in place only when
+        every file arrived intact. ``rank`` picks another rank's part of a multi-rank step.
+
+        The folder is replaced whole, so one that exists must be empty or an earlier restore
+        of this root (which leaves a ``.spool-restore`` marker in it); any other folder raises
+        :class:`spool.FailedPreconditionError` before anything is downloaded, unless
+        ``replace=True`` asks to delete what it holds."""
+        return _manifest(self._native.restore(os.fspath(folder), step, rank, replace))
 
     def stats(self) -> Dict[str, Any]:
         """What this manager did: ``saves``, ``save_failures``, ``uploaded_bytes``,

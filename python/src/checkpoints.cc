@@ -149,14 +149,16 @@ class Manager {
     return out;
   }
 
-  py::dict Restore(const std::filesystem::path& folder, std::optional<int64_t> step, std::optional<int> rank) {
+  py::dict Restore(const std::filesystem::path& folder, std::optional<int64_t> step, std::optional<int> rank,
+                   bool replace) {
     CheckpointManager& manager = Get();
+    const ExistingFolder existing = replace ? ExistingFolder::kReplace : ExistingFolder::kReplaceOnlyRestores;
     CheckpointManifest manifest = [&] {
       py::gil_scoped_release release;
       if (!step) step = Unwrap(manager.Latest());
-      if (!step) return Unwrap(manager.RestoreLatest(folder));  // NotFound naming the root
-      if (rank) return Unwrap(manager.RestoreRank(*step, *rank, folder));
-      return Unwrap(manager.Restore(*step, folder));
+      if (!step) return Unwrap(manager.RestoreLatest(folder, existing));  // NotFound naming the root
+      if (rank) return Unwrap(manager.RestoreRank(*step, *rank, folder, existing));
+      return Unwrap(manager.Restore(*step, folder, existing));
     }();
     return ManifestDict(manifest);
   }
@@ -204,7 +206,7 @@ void RegisterCheckpoints(py::module_& m) {
       .def("save_in_flight", &Manager::SaveInFlight)
       .def("latest", &Manager::Latest)
       .def("list", &Manager::List)
-      .def("restore", &Manager::Restore, py::arg("folder"), py::arg("step"), py::arg("rank"));
+      .def("restore", &Manager::Restore, py::arg("folder"), py::arg("step"), py::arg("rank"), py::arg("replace"));
 }
 
 }  // namespace spool::python

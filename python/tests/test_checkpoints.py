@@ -165,3 +165,27 @@ def test_a_manager_opened_before_fork_is_the_parents(tmp_path) -> None:
     ckpt.save(2, {"a": b"still the parent's"})
     assert ckpt.latest() == 2
     ckpt.close()
+
+
+def test_restore_never_replaces_a_folder_of_other_files(root: str, tmp_path) -> None:
+    """`restore(".")` from a project folder must not delete the project (only
+    an empty folder or an earlier restore of the same root is replaced)."""
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "train.py").write_text("print('train')\n")
+    (project / "data" / "rows.csv").write_text("1,2\n")
+    with spool.CheckpointManager(root) as ckpt:
+        ckpt.save(1, {"model.pt": b"weights"})
+        with pytest.raises(spool.FailedPreconditionError, match="replace=True|--replace"):
+            ckpt.restore(project)
+        assert (project / "train.py").read_text() == "print('train')\n"
+        assert sorted(p.name for p in project.iterdir()) == ["data", "train.py"]
+
+        restored = tmp_path / "restored"
+        ckpt.restore(restored)
+        (restored / "written-later.bin").write_bytes(b"x")
+        ckpt.restore(restored)  # an earlier restore of this root: replaced
+        assert sorted(p.name for p in restored.iterdir()) == [".spool-restore", "model.pt"]
+
+        ckpt.restore(project, replace=True)
+        assert sorted(p.name for p in project.iterdir()) == [".spool-restore", "model.pt"]

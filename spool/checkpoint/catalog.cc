@@ -166,7 +166,7 @@ Result<CleanupReport> CheckpointManager::Cleanup(std::chrono::seconds older_than
 Status CheckpointManager::CheckFile(int64_t step, const CheckpointFile& file, uint64_t size, uint32_t crc,
                                     std::string_view what) {
   const std::string name = "checkpoint step " + std::to_string(step) + " file '" + file.path + "' (" +
-                           Url(layout_.FileKey(step, file.path)) + ")";
+                           Url(layout_.FileKey(step, file.object_path())) + ")";
   if (size != file.size) {
     return DataLossError(name + ": " + std::string(what) + " " + std::to_string(size) + " bytes, the manifest says " +
                          std::to_string(file.size) + "; the checkpoint is corrupt, restore another step");
@@ -184,7 +184,7 @@ Status CheckpointManager::Verify(int64_t step) {
   const uint64_t chunk_size = std::max<uint64_t>(options_.chunk_size, 4096);
   return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
     const CheckpointFile& file = manifest.files[i];
-    SPOOL_ASSIGN_OR_RETURN(auto object, store_->OpenRead(layout_.FileKey(step, file.path)));
+    SPOOL_ASSIGN_OR_RETURN(auto object, store_->OpenRead(layout_.FileKey(step, file.object_path())));
     ByteBudget::Lease lease(&budget(), std::min<uint64_t>(chunk_size, std::max<uint64_t>(object->info().size, 1)));
     std::unique_ptr<char[]> buffer(new char[lease.bytes()]);
     uint64_t offset = 0;

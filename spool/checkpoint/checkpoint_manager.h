@@ -185,6 +185,23 @@ std::string LauncherAttempt();
 // RestoreRank's `rank` for every rank's files, under their rank folders.
 inline constexpr int kAllRanks = -1;
 
+// What a restore does with a target folder that already exists and is not
+// empty. A restore writes a marker file (kRestoreMarkerName) into the folder
+// it makes, naming the checkpoint root and step, so that a later restore of
+// the same root may replace it; a folder without that marker holds someone's
+// files (a project folder, `.`), and is never deleted unless asked.
+enum class ExistingFolder {
+  // The default: replace an empty folder, or one an earlier restore of the
+  // same root made; refuse anything else with FailedPrecondition, before
+  // downloading anything.
+  kReplaceOnlyRestores,
+  // Replace the folder whole, whatever it holds (`spool ckpt restore --replace`).
+  kReplace,
+};
+// The marker a restore leaves in the folder it makes; never saved as part of
+// a checkpoint (CheckpointSource::FromFolder skips it).
+inline constexpr std::string_view kRestoreMarkerName = ".spool-restore";
+
 class CheckpointManager {
  public:
   // Opens the store of `root_url` (any scheme registered with
@@ -248,13 +265,19 @@ class CheckpointManager {
 
   // Downloads step `step` (or the latest) into `folder`, replacing it only
   // when every file arrived with the size and crc32c of the manifest;
-  // otherwise `folder` is left as it was. Returns the manifest. DataLoss
-  // names a corrupt file; InvalidArgument a manifest path that would leave
-  // the folder; NotFound when the step (or any checkpoint) does not exist.
-  // A multi-rank checkpoint: restores this manager's rank (options.rank),
-  // as RestoreRank does.
-  Result<CheckpointManifest> Restore(int64_t step, const std::filesystem::path& folder);
-  Result<CheckpointManifest> RestoreLatest(const std::filesystem::path& folder);
+  // otherwise `folder` is left as it was. The folder is created when
+  // missing (with the umask's mode, as mkdir would); an existing folder is
+  // replaced whole, as `existing` allows (see ExistingFolder: by default
+  // only an empty folder or an earlier restore of this root). Returns the
+  // manifest. DataLoss names a corrupt file; InvalidArgument a manifest path
+  // that would leave the folder; NotFound when the step (or any checkpoint)
+  // does not exist; FailedPrecondition a folder `existing` does not allow
+  // replacing. A multi-rank checkpoint: restores this manager's rank
+  // (options.rank), as RestoreRank does.
+  Result<CheckpointManifest> Restore(int64_t step, const std::filesystem::path& folder,
+                                     ExistingFolder existing = ExistingFolder::kReplaceOnlyRestores);
+  Result<CheckpointManifest> RestoreLatest(const std::filesystem::path& folder,
+                                           ExistingFolder existing = ExistingFolder::kReplaceOnlyRestores);
   // Restores one rank's files of a multi-rank checkpoint into `folder` (paths
   // relative to the rank folder; any rank may restore any rank's files, e.g.
   // rank 0's shared model), or with kAllRanks every rank's files under
@@ -263,7 +286,8 @@ class CheckpointManager {
   // `ranks` keeps every rank's metadata (for a job resumed with another
   // world size). A single-writer checkpoint restores whole whatever `rank`.
   // NotFound when the checkpoint has no such rank.
-  Result<CheckpointManifest> RestoreRank(int64_t step, int rank, const std::filesystem::path& folder);
+  Result<CheckpointManifest> RestoreRank(int64_t step, int rank, const std::filesystem::path& folder,
+                                         ExistingFolder existing = ExistingFolder::kReplaceOnlyRestores);
 
   // Reads every file of `step` back and checks size and crc32c.
   Status Verify(int64_t step);
@@ -293,8 +317,20 @@ class CheckpointManager {
   // SaveLocked without the stats it records around it.
   Result<CheckpointManifest> SaveUncounted(int64_t step, const CheckpointSource& source, CheckpointMetadata metadata,
                                            int file_concurrency, bool retention);
-  Result<CheckpointFile> UploadEntry(int64_t step, const CheckpointSource::Entry& entry);
+  // Which folder this save of `source` uploads under (CheckpointLayout::
+  // SaveFolder): a hash of this host, rank, step and the source's entries
+  // (paths, sizes, modification times; a buffer's CRC32C), so that another
+  // writer's save of other bytes gets another folder, while the same save
+  // run again after a crash gets the same one and resumes its uploads.
+  uint64_t SaveIdOf(int64_t step, const CheckpointSource& source) const;
+  // Uploads `entry` to FileKey(step, save_folder + entry.path); the file's
+  // stored_path is save_folder + entry.path.
+  Result<CheckpointFile> UploadEntry(int64_t step, const std::string& save_folder, const CheckpointSource::Entry& entry);
   Result<CheckpointFile> UploadEntry(const std::string& key, const CheckpointSource::Entry& entry);
+  // Deletes the files this save uploaded (under `save_folder` of `step`)
+  // unless the step's committed manifest names them: after a failed save,
+  // or one that lost the commit to another writer.
+  void RemoveSaveFiles(int64_t step, const std::string& save_folder, const std::vector<std::string>& keys);
   Status ConfirmUpload(const std::string& key, const ObjectInfo& written, uint64_t size, uint32_t crc);
   // Multi-rank saving (multi_rank.cc).
   Result<CheckpointManifest> SaveRankLocked(int64_t step, const CheckpointSource& source,
@@ -313,11 +349,12 @@ class CheckpointManager {
 
   Result<std::vector<int64_t>> ListSteps();  // every step folder, ascending
   Result<bool> IsCommitted(int64_t step);
-  Result<CheckpointManifest> RestoreRankOf(CheckpointManifest manifest, int rank, const std::filesystem::path& folder);
+  Result<CheckpointManifest> RestoreRankOf(CheckpointManifest manifest, int rank, const std::filesystem::path& folder,
+                                           ExistingFolder existing);
   Result<CheckpointManifest> RestoreInto(CheckpointManifest manifest, const std::filesystem::path& folder,
-                                         const std::string& key_folder);
+                                         const std::string& key_folder, ExistingFolder existing);
   Result<CheckpointManifest> RestoreUncounted(CheckpointManifest manifest, const std::filesystem::path& folder,
-                                              const std::string& key_folder);
+                                              const std::string& key_folder, ExistingFolder existing);
   // Downloads manifest.files, each from FileKey(step, key_folder + path).
   Status DownloadAll(const CheckpointManifest& manifest, const std::filesystem::path& temp,
                      const std::string& key_folder = {});

@@ -26,6 +26,12 @@ std::string CheckpointLayout::FileKey(int64_t step, std::string_view path) const
 
 std::string CheckpointLayout::ManifestKey(int64_t step) const { return StepPrefix(step) + "MANIFEST.json"; }
 
+std::string CheckpointLayout::SaveFolder(uint64_t save_id) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "save-%016llx/", static_cast<unsigned long long>(save_id));
+  return name;
+}
+
 std::string CheckpointLayout::RankFolder(int rank) {
   char name[32];
   std::snprintf(name, sizeof name, "rank-%05d", rank);

@@ -37,6 +37,10 @@ class CheckpointLayout {
   std::string LatestHintKey() const;
   // "rank-00003": the folder of a rank's files inside the step folder.
   static std::string RankFolder(int rank);
+  // "save-0123456789abcdef/": the folder one save attempt uploads its files
+  // under, inside the step folder (or the rank's folder), so that two
+  // writers of the same step never overwrite each other's files.
+  static std::string SaveFolder(uint64_t save_id);
   // "<root>/step-000000001234/rank-00003/"
   std::string RankPrefix(int64_t step, int rank) const;
   // "<root>/step-000000001234/parts/" and ".../parts/rank-00003.json"

@@ -51,6 +51,11 @@ void ToProto(const CheckpointFile& file, pb::ManifestFile* entry) {
   entry->set_path(file.path);
   entry->set_size(file.size);
   entry->set_crc32c(file.crc32c);
+  entry->set_stored_path(file.stored_path);
+}
+
+CheckpointFile FromProto(const pb::ManifestFile& entry) {
+  return CheckpointFile{entry.path(), entry.size(), entry.crc32c(), entry.stored_path()};
 }
 
 void ToProto(const CheckpointRankPart& part, pb::RankPart* message) {
@@ -64,9 +69,7 @@ CheckpointRankPart FromProto(const pb::RankPart& message) {
   CheckpointRankPart part;
   part.rank = static_cast<int>(message.rank());
   part.attempt = message.attempt();
-  for (const pb::ManifestFile& entry : message.files()) {
-    part.files.push_back(CheckpointFile{entry.path(), entry.size(), entry.crc32c()});
-  }
+  for (const pb::ManifestFile& entry : message.files()) part.files.push_back(FromProto(entry));
   for (const auto& [key, value] : message.metadata()) part.metadata[key] = value;
   return part;
 }
@@ -183,9 +186,7 @@ Result<CheckpointManifest> DecodeManifest(std::string_view json, std::string_vie
   manifest.step = message.step();
   manifest.wall_time = FromNanos(TimeUtil::TimestampToNanoseconds(message.wall_time()));
   manifest.files.reserve(message.files_size());
-  for (const pb::ManifestFile& entry : message.files()) {
-    manifest.files.push_back(CheckpointFile{entry.path(), entry.size(), entry.crc32c()});
-  }
+  for (const pb::ManifestFile& entry : message.files()) manifest.files.push_back(FromProto(entry));
   for (const auto& [key, value] : message.metadata()) manifest.metadata[key] = value;
   Status valid = ValidateCheckpointFiles(manifest.files);
   if (!valid.ok()) return valid.WithContext(where);
@@ -227,6 +228,8 @@ Status ValidateCheckpointFiles(const std::vector<CheckpointFile>& files) {
   std::set<std::string_view> paths;
   for (const CheckpointFile& file : files) {
     SPOOL_RETURN_IF_ERROR(ValidateCheckpointPath(file.path));
+    // Only a key inside the step folder can be read for it.
+    if (!file.stored_path.empty()) SPOOL_RETURN_IF_ERROR(ValidateCheckpointPath(file.stored_path));
     if (!paths.insert(file.path).second) {
       return InvalidArgumentError("checkpoint file path " + Quote(file.path) + " is listed twice");
     }

@@ -35,6 +35,13 @@ struct CheckpointFile {
   std::string path;  // relative to the step folder, '/'-separated
   uint64_t size = 0;
   uint32_t crc32c = 0;
+  // Where the bytes are stored, relative to the same folder as `path`: under
+  // the folder of the save attempt that wrote them ("save-<id>/<path>"), so
+  // concurrent saves of one step never overwrite each other. Empty: at
+  // `path` (manifests written before save folders).
+  std::string stored_path;
+
+  const std::string& object_path() const { return stored_path.empty() ? path : stored_path; }
 
   friend bool operator==(const CheckpointFile&, const CheckpointFile&) = default;
 };

@@ -30,6 +30,13 @@ double Uniform01() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(generator);
 }
 
+// A rank's file (paths relative to its rank folder) as the step's manifest
+// lists it: both paths relative to the step folder.
+CheckpointFile InRankFolder(int rank, const CheckpointFile& file) {
+  const std::string folder = CheckpointLayout::RankFolder(rank) + "/";
+  return {folder + file.path, file.size, file.crc32c, file.stored_path.empty() ? "" : folder + file.stored_path};
+}
+
 // "1, 3" from {1, 3}.
 std::string JoinRanks(const std::vector<int>& ranks) {
   std::string text;
@@ -118,11 +125,17 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
     part.part.attempt = attempt_;
     part.part.metadata = std::move(metadata);
     part.part.files.resize(entries.size());
+    // Under this save's own folder in the rank's folder, as a single
+    // writer's save (save.cc): another job's rank saving the same step
+    // cannot overwrite what this part lists.
+    const std::string save_folder = CheckpointLayout::SaveFolder(SaveIdOf(step, source));
     Status uploaded = [&] {
       checkpoint_internal::ScopedTimer timer(stats_->upload);
       return ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
-        SPOOL_ASSIGN_OR_RETURN(part.part.files[i], UploadEntry(layout_.RankPrefix(step, rank) + entries[i].path,
-                                                               entries[i]));
+        const std::string stored_path = save_folder + entries[i].path;
+        SPOOL_ASSIGN_OR_RETURN(part.part.files[i],
+                               UploadEntry(layout_.RankPrefix(step, rank) + stored_path, entries[i]));
+        part.part.files[i].stored_path = stored_path;
         return OkStatus();
       });
     }();
@@ -152,9 +165,7 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
   if (rank != 0) {
     // Committed later by rank 0, once every part is there.
     manifest.wall_time = own->wall_time;
-    for (const CheckpointFile& file : own->part.files) {
-      manifest.files.push_back({CheckpointLayout::RankFolder(rank) + "/" + file.path, file.size, file.crc32c});
-    }
+    for (const CheckpointFile& file : own->part.files) manifest.files.push_back(InRankFolder(rank, file));
     manifest.metadata = own->part.metadata;
     manifest.ranks.push_back(std::move(own->part));
     return manifest;
@@ -171,9 +182,7 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
   }
   manifest.wall_time = WallNow();
   for (const CheckpointRankPart& part : *parts) {
-    for (const CheckpointFile& file : part.files) {
-      manifest.files.push_back({CheckpointLayout::RankFolder(part.rank) + "/" + file.path, file.size, file.crc32c});
-    }
+    for (const CheckpointFile& file : part.files) manifest.files.push_back(InRankFolder(part.rank, file));
   }
   manifest.metadata = parts->front().metadata;
   manifest.ranks = std::move(*parts);
@@ -281,7 +290,7 @@ Status CheckpointManager::CheckPartFiles(int64_t step, const std::vector<Checkpo
   for (const ObjectInfo& object : page.objects) sizes[object.key] = object.size;
   for (const CheckpointRankPart& part : parts) {
     for (const CheckpointFile& file : part.files) {
-      const std::string key = layout_.RankPrefix(step, part.rank) + file.path;
+      const std::string key = layout_.RankPrefix(step, part.rank) + file.object_path();
       auto found = sizes.find(key);
       if (found == sizes.end() || found->second != file.size) {
         return DataLossError("rank " + std::to_string(part.rank) + "'s part lists " + Url(key) + " with " +

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <system_error>
 
 #include "spool/checkpoint/checkpoint_manager.h"
@@ -39,12 +41,43 @@ class TemporaryFolder {
   fs::path path_;
 };
 
+// A hidden folder beside the target, with the mode mkdir would give the
+// target (0777 less the umask: mkdtemp's 0700 would end up on the restored
+// folder, since this folder is what gets renamed into place).
 Result<fs::path> MakeTemporaryFolder(const fs::path& parent, const std::string& name) {
   std::string pattern = (parent / ("." + name + ".spool-restore-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return UnavailableError("cannot create a temporary folder in " + parent.string() + ": " + std::strerror(errno));
   }
+  const mode_t mask = ::umask(0);  // read it the only way POSIX offers, and put it back
+  ::umask(mask);
+  if (::chmod(pattern.c_str(), 0777 & ~mask) != 0) {
+    const int saved = errno;
+    ::rmdir(pattern.c_str());
+    return UnavailableError("cannot set the mode of " + pattern + ": " + std::strerror(saved));
+  }
   return fs::path(pattern);
+}
+
+// Whether a restore may replace `target` (see ExistingFolder): yes when it is
+// missing or empty, or holds the marker of an earlier restore of `root`
+// (its second line is `root_line`, "root: <url>"). Otherwise
+// FailedPrecondition naming one of the files it would have deleted.
+Status CheckReplaceable(const fs::path& target, const std::string& root_line, ExistingFolder existing) {
+  std::error_code error;
+  const fs::file_status status = fs::symlink_status(target, error);
+  if (status.type() != fs::file_type::directory || existing == ExistingFolder::kReplace) return OkStatus();
+  fs::directory_iterator it(target, error);
+  if (error) return UnavailableError("cannot list the restore target " + target.string() + ": " + error.message());
+  if (it == fs::directory_iterator()) return OkStatus();  // empty
+  std::ifstream marker(target / kRestoreMarkerName);
+  std::string line;
+  if (marker && std::getline(marker, line) && std::getline(marker, line) && line == root_line) return OkStatus();
+  const std::string example = it->path().filename().string();
+  return FailedPreconditionError(
+      "restore target " + target.string() + " is not empty and is not an earlier restore of this checkpoint root (it "
+      "holds '" + example + "', for one); restoring replaces the folder whole, so restore into a new or empty folder, "
+      "or pass --replace (Python: replace=True) to replace it and everything in it");
 }
 
 // Creates every folder the files need, refusing to go through anything that
@@ -123,33 +156,35 @@ Status SwapIntoPlace(const fs::path& fresh, const fs::path& target, fs::path* ol
 
 }  // namespace
 
-Result<CheckpointManifest> CheckpointManager::RestoreLatest(const fs::path& folder) {
+Result<CheckpointManifest> CheckpointManager::RestoreLatest(const fs::path& folder, ExistingFolder existing) {
   SPOOL_ASSIGN_OR_RETURN(std::optional<int64_t> latest, Latest());
   if (!latest) {
     return NotFoundError("no committed checkpoint under " + Url(layout_.ListPrefix()) +
                          "; nothing to restore (start from scratch)");
   }
-  return Restore(*latest, folder);
+  return Restore(*latest, folder, existing);
 }
 
-Result<CheckpointManifest> CheckpointManager::Restore(int64_t step, const fs::path& folder) {
+Result<CheckpointManifest> CheckpointManager::Restore(int64_t step, const fs::path& folder,
+                                                     ExistingFolder existing) {
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));  // paths validated there
   if (manifest.format_version >= kMultiRankManifestFormatVersion) {
-    return RestoreRankOf(std::move(manifest), options_.rank, folder);
+    return RestoreRankOf(std::move(manifest), options_.rank, folder, existing);
   }
-  return RestoreInto(std::move(manifest), folder, {});
+  return RestoreInto(std::move(manifest), folder, {}, existing);
 }
 
-Result<CheckpointManifest> CheckpointManager::RestoreRank(int64_t step, int rank, const fs::path& folder) {
+Result<CheckpointManifest> CheckpointManager::RestoreRank(int64_t step, int rank, const fs::path& folder,
+                                                         ExistingFolder existing) {
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));
   if (manifest.format_version < kMultiRankManifestFormatVersion || rank == kAllRanks) {
-    return RestoreInto(std::move(manifest), folder, {});
+    return RestoreInto(std::move(manifest), folder, {}, existing);
   }
-  return RestoreRankOf(std::move(manifest), rank, folder);
+  return RestoreRankOf(std::move(manifest), rank, folder, existing);
 }
 
 Result<CheckpointManifest> CheckpointManager::RestoreRankOf(CheckpointManifest manifest, int rank,
-                                                           const fs::path& folder) {
+                                                           const fs::path& folder, ExistingFolder existing) {
   if (rank < 0 || rank >= manifest.world_size) {
     return NotFoundError("checkpoint step " + std::to_string(manifest.step) + " was saved by ranks 0 to " +
                          std::to_string(manifest.world_size - 1) + ", it has no rank " + std::to_string(rank) +
@@ -157,16 +192,16 @@ Result<CheckpointManifest> CheckpointManager::RestoreRankOf(CheckpointManifest m
   }
   manifest.files = manifest.ranks[rank].files;
   manifest.metadata = manifest.ranks[rank].metadata;
-  return RestoreInto(std::move(manifest), folder, CheckpointLayout::RankFolder(rank) + "/");
+  return RestoreInto(std::move(manifest), folder, CheckpointLayout::RankFolder(rank) + "/", existing);
 }
 
 Result<CheckpointManifest> CheckpointManager::RestoreInto(CheckpointManifest manifest, const fs::path& folder,
-                                                         const std::string& key_folder) {
+                                                         const std::string& key_folder, ExistingFolder existing) {
   uint64_t bytes = 0;
   for (const CheckpointFile& file : manifest.files) bytes += file.size;
   Result<CheckpointManifest> restored = [&] {
     checkpoint_internal::ScopedTimer timer(stats_->restore);
-    return RestoreUncounted(std::move(manifest), folder, key_folder);
+    return RestoreUncounted(std::move(manifest), folder, key_folder, existing);
   }();
   if (restored.ok()) {
     stats_->restores.fetch_add(1);
@@ -178,7 +213,7 @@ Result<CheckpointManifest> CheckpointManager::RestoreInto(CheckpointManifest man
 }
 
 Result<CheckpointManifest> CheckpointManager::RestoreUncounted(CheckpointManifest manifest, const fs::path& folder,
-                                                              const std::string& key_folder) {
+                                                              const std::string& key_folder, ExistingFolder existing) {
   const int64_t step = manifest.step;
   if (folder.empty()) return InvalidArgumentError("restore target folder is empty");
   const fs::path target = fs::absolute(folder).lexically_normal();
@@ -190,6 +225,13 @@ Result<CheckpointManifest> CheckpointManager::RestoreUncounted(CheckpointManifes
   }
   if (name.empty()) return InvalidArgumentError("cannot restore into " + folder.string() + ": it has no name");
   const fs::path destination = parent / name;
+  // The marker left in the restored folder: its second line names the root.
+  const std::string root_line = "root: " + Url(layout_.root());
+  const std::string marker = "restored by spool; a later restore of this root may replace this folder\n" +
+                             root_line + "\nstep: " + std::to_string(step) + "\n";
+  // Before any byte moves: a folder of someone's own files is never replaced
+  // unless asked (the check runs again just before the swap).
+  SPOOL_RETURN_IF_ERROR(CheckReplaceable(destination, root_line, existing));
 
   std::error_code error;
   fs::create_directories(parent, error);
@@ -202,6 +244,13 @@ Result<CheckpointManifest> CheckpointManager::RestoreUncounted(CheckpointManifes
     return downloaded.WithContext("restoring checkpoint step " + std::to_string(step) + " into " +
                                   destination.string() + " failed, the folder was left as it was");
   }
+  {
+    std::ofstream out(temp.path() / kRestoreMarkerName, std::ios::trunc);
+    out << marker;
+    if (!out.flush()) return UnavailableError("cannot write " + (temp.path() / kRestoreMarkerName).string());
+  }
+  // Files may have appeared in the target while the download ran.
+  SPOOL_RETURN_IF_ERROR(CheckReplaceable(destination, root_line, existing));
   fs::path old;
   SPOOL_RETURN_IF_ERROR(SwapIntoPlace(temp.path(), destination, &old));
   temp.Release();
@@ -222,7 +271,7 @@ Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const 
   transfer.concurrency = options_.download_concurrency;
   return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
     const CheckpointFile& file = manifest.files[i];
-    const std::string key = layout_.FileKey(manifest.step, key_folder + file.path);
+    const std::string key = layout_.FileKey(manifest.step, key_folder + file.object_path());
     const fs::path destination = temp / fs::path(file.path);
     Result<ObjectInfo> info = DownloadFile(*store_, key, destination, transfer);
     if (!info.ok()) {
@@ -235,8 +284,8 @@ Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const 
     } else {
       SPOOL_ASSIGN_OR_RETURN(crc, LocalFileCrc32c(destination));
     }
-    return CheckFile(manifest.step, CheckpointFile{key_folder + file.path, file.size, file.crc32c}, info->size, crc,
-                     "downloaded");
+    const CheckpointFile in_step{key_folder + file.path, file.size, file.crc32c, key_folder + file.object_path()};
+    return CheckFile(manifest.step, in_step, info->size, crc, "downloaded");
   });
 }
 

@@ -1,11 +1,13 @@
 // Saving: upload every file in parallel with its checksum confirmed, then
 // commit the manifest create-only, then the LATEST hint and retention.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <variant>
 
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/checkpoint/stats.h"
@@ -63,12 +65,18 @@ Result<CheckpointManifest> CheckpointManager::SaveUncounted(int64_t step, const 
                               "Prune this one first");
   }
 
+  // Every file goes under this save's own folder of the step: another
+  // writer saving the same step at the same time uploads elsewhere, so the
+  // commit that wins names bytes no other writer can change.
   const auto& entries = source.entries();
+  const std::string save_folder = CheckpointLayout::SaveFolder(SaveIdOf(step, source));
+  std::vector<std::string> keys;
+  for (const auto& entry : entries) keys.push_back(layout_.FileKey(step, save_folder + entry.path));
   std::vector<CheckpointFile> files(entries.size());
   Status uploaded = [&] {
     checkpoint_internal::ScopedTimer timer(stats_->upload);
     return ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
-      SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, entries[i]));
+      SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, save_folder, entries[i]));
       return OkStatus();
     });
   }();
@@ -76,17 +84,9 @@ Result<CheckpointManifest> CheckpointManager::SaveUncounted(int64_t step, const 
   // preemption deadline) never commits, even when every file arrived.
   if (uploaded.ok()) uploaded = CancelToken::Current().Check("saving " + where);
   if (!uploaded.ok()) {
-    // No manifest was written, so the step does not exist; remove what did
-    // arrive so the folder does not wait for Cleanup() (unless another writer
-    // committed the same step meanwhile: those files are its now). This
-    // cleanup still runs when the save was cancelled.
-    CancelScope cleanup(CancelToken::Process());
-    Result<bool> now_committed = IsCommitted(step);
-    if (now_committed.ok() && !*now_committed) {
-      std::vector<std::string> keys;
-      for (const auto& entry : entries) keys.push_back(layout_.FileKey(step, entry.path));
-      store_->DeleteMany(keys).status().IgnoreError();
-    }
+    // No manifest names these files: remove what did arrive so the folder
+    // does not wait for Cleanup(). This still runs when the save was cancelled.
+    RemoveSaveFiles(step, save_folder, keys);
     return uploaded.WithContext("saving " + where + " failed, nothing was committed");
   }
 
@@ -101,15 +101,69 @@ Result<CheckpointManifest> CheckpointManager::SaveUncounted(int64_t step, const 
   // is known: no cancel lands between the manifest and what follows it.
   CancelScope commit_scope(CancelToken::Process());
   Status commit = CommitManifest(step, json);
-  if (!commit.ok()) return commit.WithContext("committing " + where);
+  if (!commit.ok()) {
+    // Another writer's manifest won (or the commit failed): these files are
+    // nobody's, unless the manifest that stands names them.
+    RemoveSaveFiles(step, save_folder, keys);
+    return commit.WithContext("committing " + where);
+  }
 
   if (options_.write_latest_hint) WriteLatestHint(step);
   if (retention) ApplyRetention();
   return manifest;
 }
 
-Result<CheckpointFile> CheckpointManager::UploadEntry(int64_t step, const CheckpointSource::Entry& entry) {
-  return UploadEntry(layout_.FileKey(step, entry.path), entry);
+uint64_t CheckpointManager::SaveIdOf(int64_t step, const CheckpointSource& source) const {
+  // FNV-1a, 64 bits: not a security boundary, only distinct writers' saves
+  // apart (a collision needs two writers with the same host name, rank, step
+  // and file list, sizes and modification times to the nanosecond).
+  uint64_t hash = 0xcbf29ce484222325ull;
+  auto mix = [&hash](std::string_view bytes) {
+    for (unsigned char c : bytes) hash = (hash ^ c) * 0x100000001b3ull;
+    hash = (hash ^ 0xff) * 0x100000001b3ull;  // a separator, so "ab"+"c" differs from "a"+"bc"
+  };
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  mix(host);
+  mix(std::to_string(options_.rank) + "/" + std::to_string(options_.world_size) + "/" + std::to_string(step));
+  for (const CheckpointSource::Entry& entry : source.entries()) {
+    mix(entry.path);
+    if (const auto* bytes = std::get_if<std::string>(&entry.content)) {
+      mix(std::to_string(bytes->size()) + ":" + std::to_string(crc32c::Value(bytes->data(), bytes->size())));
+      continue;
+    }
+    const fs::path& file = std::get<fs::path>(entry.content);
+    struct stat info {};
+    mix(fs::absolute(file).string());
+    if (::stat(file.c_str(), &info) == 0) {
+      mix(std::to_string(info.st_size) + ":" + std::to_string(info.st_mtim.tv_sec) + "." +
+          std::to_string(info.st_mtim.tv_nsec));
+    }
+  }
+  return hash;
+}
+
+Result<CheckpointFile> CheckpointManager::UploadEntry(int64_t step, const std::string& save_folder,
+                                                      const CheckpointSource::Entry& entry) {
+  SPOOL_ASSIGN_OR_RETURN(CheckpointFile file, UploadEntry(layout_.FileKey(step, save_folder + entry.path), entry));
+  file.stored_path = save_folder + entry.path;
+  return file;
+}
+
+void CheckpointManager::RemoveSaveFiles(int64_t step, const std::string& save_folder,
+                                        const std::vector<std::string>& keys) {
+  CancelScope cleanup(CancelToken::Process());
+  Result<CheckpointManifest> committed = ReadManifest(step);
+  if (committed.ok()) {
+    for (const CheckpointFile& file : committed->files) {
+      // The manifest that stands is this save's own (its answer was lost):
+      // its files stay.
+      if (file.object_path().find(save_folder) != std::string::npos) return;
+    }
+  } else if (committed.status().code() != StatusCode::kNotFound) {
+    return;  // cannot tell: leave them to Cleanup()
+  }
+  store_->DeleteMany(keys).status().IgnoreError();
 }
 
 Result<CheckpointFile> CheckpointManager::UploadEntry(const std::string& key, const CheckpointSource::Entry& entry) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/checkpoint/manifest.h"
 
 namespace spool {
@@ -23,6 +24,8 @@ Result<CheckpointSource> CheckpointSource::FromFolder(const fs::path& folder) {
       continue;
     }
     if (!it->is_regular_file(error)) continue;
+    // The marker a restore leaves belongs to the folder, not to the checkpoint.
+    if (it.depth() == 0 && it->path().filename() == kRestoreMarkerName) continue;
     source.AddFile(it->path().lexically_relative(folder).generic_string(), it->path());
   }
   if (error) {

@@ -28,6 +28,8 @@ class CheckpointSource {
   // Every regular file below `folder`, under its path relative to `folder`.
   // Symbolic links are followed for files (their target's bytes are saved)
   // but never for folders. InvalidArgument if `folder` is not a folder.
+  // The marker an earlier restore left at the top (kRestoreMarkerName) is
+  // not part of the checkpoint and is skipped.
   static Result<CheckpointSource> FromFolder(const std::filesystem::path& folder);
 
   // Adds one local file, saved as `path`.

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <optional>
 #include <fstream>
+#include <sys/stat.h>
 #include <thread>
 
 #include "spool/core/storage/local_store.h"
@@ -25,6 +26,7 @@ using testing::StoreKind;
 using testing::StoreKindName;
 using testing::TestRoot;
 using testing::WriteFolder;
+using test_support::ReadFile;
 using test_support::ReadTree;
 using test_support::TempDir;
 
@@ -61,6 +63,18 @@ class ManagerTest : public ::testing::TestWithParam<StoreKind> {
     return scratch_.path() / "out" / "restored";
   }
   std::string Key(std::string_view relative) { return root_key_ + "/" + std::string(relative); }
+  // The key of a committed step's file: under the folder of the save that
+  // wrote it ("step-.../save-<id>/<path>"), as its manifest says.
+  std::string StoredKey(int64_t step, std::string_view path) {
+    Result<CheckpointManifest> manifest = Manager()->ReadManifest(step);
+    EXPECT_TRUE(manifest.ok()) << manifest.status().ToString();
+    if (!manifest.ok()) return "";
+    for (const CheckpointFile& file : manifest->files) {
+      if (file.path == path) return CheckpointLayout(root_key_).FileKey(step, file.object_path());
+    }
+    ADD_FAILURE() << "step " << step << " has no file " << path;
+    return "";
+  }
   // Leaves what a save killed halfway would: files without a manifest.
   void WritePartialStep(int64_t step) {
     CheckpointLayout layout(root_key_);
@@ -94,7 +108,9 @@ TEST_P(ManagerTest, SavesAndRestoresAFolderByteIdentical) {
   EXPECT_EQ(saved->files.size(), 20u);
 
   EXPECT_TRUE(inner_->Stat(Key("step-000000001234/MANIFEST.json")).ok());
-  EXPECT_TRUE(inner_->Stat(Key("step-000000001234/sub/file-0.empty")).ok());
+  const std::string stored = StoredKey(1234, "sub/file-0.empty");
+  EXPECT_NE(stored.find("/step-000000001234/save-"), std::string::npos) << stored;
+  EXPECT_TRUE(inner_->Stat(stored).ok());
 
   fs::path target = Target();
   Result<CheckpointManifest> restored = manager->RestoreLatest(target);
@@ -107,17 +123,123 @@ TEST_P(ManagerTest, SavesAndRestoresAFolderByteIdentical) {
   EXPECT_TRUE(manager->Verify(1234).ok());
 }
 
-TEST_P(ManagerTest, RestoreReplacesAnExistingFolderWholly) {
+TEST_P(ManagerTest, RestoreReplacesAnEarlierRestoreOfTheSameRootWholly) {
   auto manager = Manager();
-  CheckpointSource source;
-  source.AddBuffer("a.bin", "new a").AddBuffer("dir/b.bin", DeterministicBytes(3, 70000));
-  ASSERT_TRUE(manager->Save(1, source).ok());
+  CheckpointSource first;
+  first.AddBuffer("a.bin", "old a").AddBuffer("stale.bin", "from an older step");
+  ASSERT_TRUE(manager->Save(1, first).ok());
+  CheckpointSource second;
+  second.AddBuffer("a.bin", "new a").AddBuffer("dir/b.bin", DeterministicBytes(3, 70000));
+  ASSERT_TRUE(manager->Save(2, second).ok());
   fs::path target = Target();
-  WriteFolder(target, {{"a.bin", "old a"}, {"stale.bin", "from an older run"}});
   ASSERT_TRUE(manager->Restore(1, target).ok());
+  // The marker names the root and the step; a training job may add files to
+  // the folder, which the next restore of the same root replaces.
+  const std::string marker = ReadFile(target / std::string(kRestoreMarkerName));
+  EXPECT_NE(marker.find("\nroot: " + store_->Describe(root_key_) + "\n"), std::string::npos) << marker;
+  EXPECT_NE(marker.find("\nstep: 1\n"), std::string::npos) << marker;
+  test_support::WriteFile(target / "written-by-training.bin", "x");
+  Status second_restore = manager->Restore(2, target).status();
+  ASSERT_TRUE(second_restore.ok()) << second_restore.ToString();
   EXPECT_EQ(ReadTree(target), (std::map<std::string, std::string>{{"a.bin", "new a"},
                                                                      {"dir/b.bin", DeterministicBytes(3, 70000)}}));
+  EXPECT_NE(ReadFile(target / std::string(kRestoreMarkerName)).find("\nstep: 2\n"), std::string::npos);
   EXPECT_TRUE(Siblings(target).empty());
+  // The marker is the folder's, not the checkpoint's: saving the folder leaves it out.
+  Result<CheckpointSource> again = CheckpointSource::FromFolder(target);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  for (const auto& entry : again->entries()) EXPECT_NE(entry.path, kRestoreMarkerName);
+  EXPECT_EQ(again->entries().size(), 2u);
+}
+
+TEST_P(ManagerTest, RestoreIntoAFolderOfOtherFilesIsRefusedUnlessReplaceIsAsked) {
+  auto manager = Manager();
+  CheckpointSource source;
+  source.AddBuffer("model.bin", "weights");
+  ASSERT_TRUE(manager->Save(1, source).ok());
+  // A project folder (`spool ckpt restore ROOT .` from it): never deleted by default.
+  fs::path project = Target();
+  const std::map<std::string, std::string> mine = {{"train.py", "print('hi')"}, {"data/rows.csv", "1,2\n"}};
+  WriteFolder(project, mine);
+  Status refused = manager->Restore(1, project).status();
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.ToString();
+  EXPECT_NE(refused.message().find(project.string()), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("--replace"), std::string::npos) << refused.message();
+  EXPECT_EQ(ReadTree(project), mine);
+  EXPECT_FALSE(fs::exists(project / std::string(kRestoreMarkerName)));
+  EXPECT_TRUE(Siblings(project).empty()) << "nothing was downloaded";
+  EXPECT_EQ(manager->RestoreLatest(project).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(manager->RestoreRank(1, kAllRanks, project).status().code(), StatusCode::kFailedPrecondition);
+
+  // An earlier restore of another root is someone else's too.
+  auto other = std::make_unique<CheckpointManager>(store_, root_key_ + "-other");
+  ASSERT_TRUE(other->Save(1, source).ok());
+  fs::path restored_elsewhere = scratch_.path() / "out" / "other";
+  ASSERT_TRUE(other->Restore(1, restored_elsewhere).ok());
+  EXPECT_EQ(manager->Restore(1, restored_elsewhere).status().code(), StatusCode::kFailedPrecondition);
+
+  // An empty folder is fine, and so is asking for the replacement.
+  fs::path empty = scratch_.path() / "out" / "empty";
+  fs::create_directories(empty);
+  EXPECT_TRUE(manager->Restore(1, empty).ok());
+  ASSERT_TRUE(manager->Restore(1, project, ExistingFolder::kReplace).ok());
+  EXPECT_EQ(ReadTree(project), (std::map<std::string, std::string>{{"model.bin", "weights"}}));
+}
+
+// Two writers save the same step from different folders at the same time:
+// one commits, the other is told its save was discarded, and the committed
+// step restores and verifies as exactly the winner's bytes (each save uploads
+// under a folder of its own, so the loser cannot overwrite the winner's
+// files); the loser's files are gone.
+TEST_P(ManagerTest, TwoSavesOfOneStepAtOnceCommitOneIntactCheckpoint) {
+  for (int round = 0; round < 5; ++round) {
+    const int64_t step = 100 + round;
+    std::map<std::string, std::string> contents[2];
+    CheckpointSource sources[2];
+    for (int writer = 0; writer < 2; ++writer) {
+      for (int i = 0; i < 6; ++i) {
+        const std::string name = "shard-" + std::to_string(i) + ".bin";
+        contents[writer][name] = DeterministicBytes(writer * 1000 + round * 10 + i, 200000 + i);
+        sources[writer].AddBuffer(name, contents[writer][name]);
+      }
+    }
+    auto first = Manager();
+    auto second = Manager();
+    Status results[2];
+    std::thread racing([&] { results[1] = second->Save(step, sources[1]).status(); });
+    results[0] = first->Save(step, sources[0]).status();
+    racing.join();
+
+    ASSERT_NE(results[0].ok(), results[1].ok()) << results[0].ToString() << " / " << results[1].ToString();
+    const int winner = results[0].ok() ? 0 : 1;
+    const Status& lost = results[1 - winner];
+    EXPECT_EQ(lost.code(), StatusCode::kAlreadyExists) << lost.ToString();
+    EXPECT_TRUE(first->Verify(step).ok()) << first->Verify(step).ToString();
+    fs::path target = scratch_.path() / "out" / ("race-" + std::to_string(round));
+    ASSERT_TRUE(first->Restore(step, target).ok());
+    EXPECT_EQ(ReadTree(target), contents[winner]);
+    // Only the winner's files (and the manifest) remain in the step folder.
+    ListOptions list;
+    list.prefix = CheckpointLayout(root_key_).StepPrefix(step);
+    Result<ListPage> page = ListAll(*inner_, list);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    EXPECT_EQ(page->objects.size(), contents[winner].size() + 1);
+  }
+}
+
+TEST_P(ManagerTest, ARestoredFolderHasTheModeMkdirWouldGive) {
+  auto manager = Manager();
+  CheckpointSource source;
+  source.AddBuffer("model.bin", "weights");
+  ASSERT_TRUE(manager->Save(1, source).ok());
+  const mode_t previous = ::umask(022);
+  fs::path target = Target();
+  Status restored = manager->Restore(1, target).status();
+  ::umask(previous);
+  ASSERT_TRUE(restored.ok()) << restored.ToString();
+  struct stat info {};
+  ASSERT_EQ(::stat(target.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0755u);
 }
 
 TEST_P(ManagerTest, SavesInMemoryBuffersAndFileLists) {
@@ -158,7 +280,7 @@ TEST_P(ManagerTest, AFailedSaveLeavesNoManifestAndDeletesNothing) {
   CheckpointSource source;
   source.AddBuffer("a", "1").AddBuffer("b", DeterministicBytes(1, 5000));
   ASSERT_TRUE(manager->Save(1, source).ok());
-  store_->FailWritesContaining("step-000000000002/b");
+  store_->FailWritesContaining("step-000000000002/save-");
   Status failed = manager->Save(2, source).status();
   EXPECT_EQ(failed.code(), StatusCode::kUnavailable);
   EXPECT_NE(failed.message().find("step 2"), std::string::npos) << failed.message();
@@ -215,11 +337,16 @@ TEST_P(ManagerTest, CorruptedFileFailsRestoreAndLeavesTheTargetUntouched) {
   // Same size, one byte different: only the checksum can tell.
   std::string tampered = DeterministicBytes(2, 100000);
   tampered[5000] ^= 1;
-  ASSERT_TRUE(WriteAll(*inner_, Key("step-000000000007/model/bad.bin"), tampered).ok());
+  ASSERT_TRUE(WriteAll(*inner_, StoredKey(7, "model/bad.bin"), tampered).ok());
 
+  // The target holds an earlier restore of this root, which step 7 may replace.
+  CheckpointSource previous;
+  previous.AddBuffer("keep.txt", "my previous checkpoint");
+  ASSERT_TRUE(manager->Save(6, previous).ok());
   fs::path target = Target();
+  ASSERT_TRUE(manager->Restore(6, target).ok());
   std::map<std::string, std::string> before = {{"keep.txt", "my previous checkpoint"}};
-  WriteFolder(target, before);
+  ASSERT_EQ(ReadTree(target), before);
   Status status = manager->Restore(7, target).status();
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
   EXPECT_NE(status.message().find("'model/bad.bin'"), std::string::npos) << status.message();
@@ -231,7 +358,7 @@ TEST_P(ManagerTest, CorruptedFileFailsRestoreAndLeavesTheTargetUntouched) {
   EXPECT_NE(verified.message().find("'model/bad.bin'"), std::string::npos) << verified.message();
 
   // A truncated file is caught by its size.
-  ASSERT_TRUE(WriteAll(*inner_, Key("step-000000000007/good.bin"), "short").ok());
+  ASSERT_TRUE(WriteAll(*inner_, StoredKey(7, "good.bin"), "short").ok());
   EXPECT_EQ(manager->Restore(7, target).status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(ReadTree(target), before);
 }
@@ -440,7 +567,7 @@ TEST_P(ManagerTest, CleanupDeletesOnlyOldPartialSteps) {
   EXPECT_EQ(late->partial_steps_deleted, (std::vector<int64_t>{2}));
   EXPECT_EQ(late->objects_deleted, 1u);
   EXPECT_EQ(inner_->Stat(Key("step-000000000002/model.bin")).status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(inner_->Stat(Key("step-000000000001/a")).ok()) << "committed steps are never cleaned up";
+  EXPECT_TRUE(inner_->Stat(StoredKey(1, "a")).ok()) << "committed steps are never cleaned up";
 }
 
 TEST_P(ManagerTest, OpensAStoreFromAUrl) {
@@ -450,7 +577,7 @@ TEST_P(ManagerTest, OpensAStoreFromAUrl) {
   CheckpointSource source;
   source.AddBuffer("a", "via url");
   ASSERT_TRUE((*manager)->Save(4, source).ok());
-  EXPECT_EQ(*ReadAll(*inner_, Key("step-000000000004/a")), "via url");
+  EXPECT_EQ(*ReadAll(*inner_, StoredKey(4, "a")), "via url");
   EXPECT_EQ(*Manager()->Latest(), std::optional<int64_t>(4));
 }
 

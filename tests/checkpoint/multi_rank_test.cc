@@ -139,7 +139,11 @@ TEST_P(MultiRankTest, SingleWriterFormatIsUnchangedAndRestoresOnAnyRank) {
   ASSERT_TRUE(json.ok());
   EXPECT_NE(json->find("\"format_version\": 1"), std::string::npos) << *json;
   EXPECT_EQ(json->find("ranks\": [{"), std::string::npos) << *json;
-  EXPECT_TRUE(root_->store->Stat(layout.FileKey(7, "model.bin")).ok());
+  // The file is where the manifest says: under the save's own folder.
+  for (const CheckpointFile& file : saved->files) {
+    EXPECT_EQ(file.stored_path.rfind("save-", 0), 0u) << file.stored_path;
+    EXPECT_TRUE(root_->store->Stat(layout.FileKey(7, file.object_path())).ok()) << file.object_path();
+  }
 
   auto rank2 = Manager(RankOptions(2, 4));
   auto restored = rank2->Restore(7, scratch_.path() / "single");

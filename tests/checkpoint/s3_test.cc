@@ -152,11 +152,16 @@ TEST_F(CheckpointS3Test, CorruptedObjectIsDataLossAndTheTargetStaysUntouched) {
   ASSERT_TRUE((*manager)->Save(1, source).ok());
   std::string tampered = DeterministicBytes(1, 3 << 20);
   tampered[12345] ^= 0x40;
-  ASSERT_TRUE(WriteAll((*manager)->store(), (*manager)->layout().FileKey(1, "model/weights.bin"), tampered).ok());
+  // Where the manifest says the file is (under the save's own folder).
+  Result<CheckpointManifest> saved = (*manager)->ReadManifest(1);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  const std::string key = (*manager)->layout().FileKey(1, saved->files.at(0).object_path());
+  ASSERT_TRUE(WriteAll((*manager)->store(), key, tampered).ok());
 
   fs::path target = scratch_.path() / "restored";
   testing::WriteFolder(target, {{"previous.txt", "keep me"}});
-  Status status = (*manager)->Restore(1, target).status();
+  // Even where replacing is asked for, a failed restore leaves the folder as it was.
+  Status status = (*manager)->Restore(1, target, ExistingFolder::kReplace).status();
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
   EXPECT_NE(status.message().find("'model/weights.bin'"), std::string::npos) << status.message();
   EXPECT_EQ(test_support::ReadTree(target), (std::map<std::string, std::string>{{"previous.txt", "keep me"}}));

@@ -371,7 +371,7 @@ class CheckpointRestoreTest(InterruptTestCase):
         before = snapshot(self.target)
         # Restore downloads into ".model.spool-restore-XXXXXX" beside the
         # target; like a download, signal once 16 MiB have landed there.
-        outcome = interrupt(["ckpt", "restore", url(self.root), self.target], signum,
+        outcome = interrupt(["ckpt", "restore", url(self.root), self.target, "--replace"], signum,
                             started=lambda: landed(self.parent, ".model.spool-restore-"), signal_after=0.0)
         self.assert_interrupted(outcome, signum)
         with self.subTest("nothing beside the target"):

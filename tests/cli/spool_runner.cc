@@ -15,7 +15,8 @@ namespace spool::cli::testing {
 
 namespace fs = std::filesystem;
 
-Outcome RunSpool(const std::vector<std::string>& args, const fs::path& scratch, const std::string& input) {
+Outcome RunSpool(const std::vector<std::string>& args, const fs::path& scratch, const std::string& input,
+                 const fs::path& working_dir) {
   const fs::path io = scratch / ".io";
   WriteFile(io / "in", input);
   posix_spawn_file_actions_t actions;
@@ -23,6 +24,7 @@ Outcome RunSpool(const std::vector<std::string>& args, const fs::path& scratch, 
   posix_spawn_file_actions_addopen(&actions, 0, (io / "in").c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, (io / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, (io / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (!working_dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
   std::vector<std::string> argv_strings = {SPOOL_BINARY};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;

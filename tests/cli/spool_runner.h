@@ -19,9 +19,11 @@ struct Outcome {
 };
 
 // Runs spool (SPOOL_BINARY) with `args` and `input` on standard input; its
-// output goes through files in `scratch` (a folder the test owns).
+// output goes through files in `scratch` (a folder the test owns). It runs in
+// `working_dir` when one is given (relative paths in `args` then resolve
+// there), else in the test's own working directory.
 Outcome RunSpool(const std::vector<std::string>& args, const std::filesystem::path& scratch,
-                 const std::string& input = "");
+                 const std::string& input = "", const std::filesystem::path& working_dir = {});
 
 using test_support::ReadFile;
 using test_support::ReadTree;

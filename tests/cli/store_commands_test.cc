@@ -289,6 +289,34 @@ TEST_F(StoreCommands, SavesListsRestoresVerifiesAndPrunesCheckpoints) {
   EXPECT_NE(missing.err.find("no committed checkpoint"), std::string::npos) << missing.err;
 }
 
+// `spool ckpt restore ROOT .` from a project folder: refused, the project
+// untouched, until --replace asks for it; an earlier restore is replaced.
+TEST_F(StoreCommands, CkptRestoreNeverDeletesAFolderItDidNotMake) {
+  const std::string root = Url("restore-rule");
+  WriteFile(Local("saved/model.bin"), "weights");
+  ASSERT_EQ(Spool({"-q", "ckpt", "save", root, "--step", "1", Local("saved").string()}).exit_code, 0);
+  WriteFile(Local("project/train.py"), "print('train')\n");
+  WriteFile(Local("project/data/rows.csv"), "1,2\n");
+  const auto project = ReadTree(Local("project"));
+
+  Outcome refused = RunSpool({"ckpt", "restore", root, "."}, Local(""), "", Local("project"));
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_NE(refused.err.find("is not empty and is not an earlier restore"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--replace"), std::string::npos) << refused.err;
+  EXPECT_EQ(Lines(refused.err).size(), 1u) << refused.err;
+  EXPECT_EQ(ReadTree(Local("project")), project);
+
+  ASSERT_EQ(Spool({"-q", "ckpt", "restore", root, Local("restored").string()}).exit_code, 0);
+  WriteFile(Local("restored/written-by-training.bin"), "x");
+  Outcome again = Spool({"-q", "ckpt", "restore", root, Local("restored").string()});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ReadTree(Local("restored")), (std::map<std::string, std::string>{{"model.bin", "weights"}}));
+
+  Outcome replaced = Spool({"-q", "ckpt", "restore", root, "--replace", Local("project").string()});
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_EQ(ReadTree(Local("project")), (std::map<std::string, std::string>{{"model.bin", "weights"}}));
+}
+
 TEST_F(StoreCommands, SyncCopiesOnlyWhatDiffers) {
   WriteFile(Local("tree/a.txt"), "alpha");
   WriteFile(Local("tree/sub/b.txt"), "beta");

@@ -28,7 +28,8 @@ std::map<std::string, std::string> ReadTree(const fs::path& root) {
   std::map<std::string, std::string> files;
   if (!fs::exists(root)) return files;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    if (entry.is_regular_file()) files[entry.path().lexically_relative(root).generic_string()] = ReadFile(entry.path());
+    const std::string relative = entry.path().lexically_relative(root).generic_string();
+    if (entry.is_regular_file() && relative != ".spool-restore") files[relative] = ReadFile(entry.path());
   }
   return files;
 }

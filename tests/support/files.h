@@ -18,7 +18,10 @@ std::string ReadFile(const std::filesystem::path& path);
 void WriteFile(const std::filesystem::path& path, std::string_view content);
 
 // Every regular file below `root`: path relative to it ('/'-separated) ->
-// bytes. Empty when `root` does not exist.
+// bytes. Empty when `root` does not exist. The marker a checkpoint restore
+// leaves at the top (".spool-restore") is not listed, so a restored folder
+// compares equal to the files saved; the checkpoint tests check the marker
+// itself.
 std::map<std::string, std::string> ReadTree(const std::filesystem::path& root);
 
 }  // namespace spool::test_support
