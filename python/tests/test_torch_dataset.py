@@ -108,6 +108,40 @@ def test_state_of_another_shape_is_refused(root: str) -> None:
         spool.torch.DataLoader(dataset, batch_size=4)
 
 
+def test_persistent_workers_get_each_epochs_order(root: str) -> None:
+    # torch's own DataLoader with persistent_workers keeps the workers' copies
+    # of the dataset from epoch 0; set_epoch in the main process must still
+    # reach them, or epoch 1 silently repeats epoch 0's order.
+    inputs = _write_dataset(root, records=96, shards=4)
+    expected = _epochs(inputs, 2, 2, batch_size=8, seed=3)  # fresh workers each epoch
+    assert expected[0] != expected[1]
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=8, seed=3)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=2, persistent_workers=True)
+    got = []
+    for epoch in range(2):
+        dataset.set_epoch(epoch)
+        got.append([_labels(batch) for batch in loader])
+    assert got == expected
+    workers = loader._iterator._workers  # the same processes served both epochs
+    assert len(workers) == 2 and all(worker.is_alive() for worker in workers)
+
+
+def test_persistent_workers_resume_through_spools_dataloader(root: str) -> None:
+    inputs = _write_dataset(root, records=96, shards=4)
+    expected = _epochs(inputs, 2, 3, batch_size=8, seed=4)
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=8, seed=4)
+    loader = spool.torch.DataLoader(dataset, num_workers=2, persistent_workers=True)
+    assert [_labels(batch) for batch in loader] == expected[0]
+    batches = iter(loader)
+    assert [_labels(next(batches)) for _ in range(5)] == expected[1][:5]
+    state = loader.state_dict()
+    del batches
+    # A state loaded while the workers are alive reaches them too.
+    loader.load_state_dict({**state, "batches": 2})
+    assert [_labels(batch) for batch in loader] == expected[1][2:]
+    assert [_labels(batch) for batch in loader] == expected[2]
+
+
 def test_consumed_per_worker_follows_torchs_turns() -> None:
     # (batches each worker delivered, whose turn is next)
     assert spool.torch.consumed_per_worker(5, [3, 3]) == ([3, 2], 1)
