@@ -168,6 +168,11 @@ class StreamingDataset(torch.utils.data.IterableDataset):
     :class:`DataLoader`, which does. The epoch and a loaded state reach
     DataLoader workers when their next iteration starts, persistent workers
     included.
+
+    ``rank`` / ``world_size``: left out, from ``torch.distributed`` when it
+    is initialised, else from the launcher's environment (torchrun, Open
+    MPI, TF_CONFIG, Indexed Jobs), else rank 0 of 1; the attributes hold
+    what was found.
     """
 
     def __init__(self, inputs: Union[PathLike, Sequence[PathLike]], *, batch_size: int,
@@ -179,6 +184,7 @@ class StreamingDataset(torch.utils.data.IterableDataset):
             inputs = [inputs]
         if rank is None and world_size is None:
             rank, world_size = _distributed_rank()
+        rank, world_size, _ = spool._spool._resolve_worker(rank, world_size)
         self.inputs = [os.fspath(i) for i in inputs]
         self.batch_size = batch_size
         self.features = features
@@ -276,7 +282,12 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         """Where the consumer is in the current epoch: ``batches`` it took from
         a ``torch.utils.data.DataLoader`` with ``num_workers`` workers. Left
         out, what this process iterated itself (``num_workers=0``).
-        :meth:`DataLoader.state_dict` fills both in."""
+        :meth:`DataLoader.state_dict` fills both in.
+
+        A dict of plain values (JSON as is): ``version`` (of this layout, 1),
+        ``epoch``, ``batches``, ``num_workers`` (at least 1), ``seed``,
+        ``batch_size``, ``rank`` and ``world_size`` (0 and 1 in a single
+        process)."""
         return {
             "version": _STATE_VERSION,
             "epoch": self.epoch,
@@ -295,6 +306,8 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         if state.get("version") != _STATE_VERSION:
             raise ValueError(f"not a spool StreamingDataset state (version {state.get('version')!r})")
         for key in ("seed", "batch_size", "world_size", "rank"):
+            if key in ("world_size", "rank") and state[key] is None:
+                continue  # a state of an earlier version, which kept "from the environment" as None
             if state[key] != getattr(self, key):
                 raise ValueError(f"the dataset state has {key}={state[key]!r} but this dataset has "
                                  f"{key}={getattr(self, key)!r}; resume with the same {key}")

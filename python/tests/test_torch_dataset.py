@@ -142,6 +142,20 @@ def test_persistent_workers_resume_through_spools_dataloader(root: str) -> None:
     assert [_labels(batch) for batch in loader] == expected[2]
 
 
+def test_state_dict_is_what_the_docs_say(root: str) -> None:
+    inputs = _write_dataset(root, records=40, shards=2)
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1)
+    loader = spool.torch.DataLoader(dataset, num_workers=2)
+    next(iter(loader))
+    assert loader.state_dict() == {"version": 1, "epoch": 0, "batches": 1, "num_workers": 2, "seed": 1,
+                                   "batch_size": 4, "rank": 0, "world_size": 1}
+    assert (dataset.rank, dataset.world_size) == (0, 1)
+    ranked = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1, rank=1, world_size=2)
+    assert ranked.state_dict()["rank"] == 1 and ranked.state_dict()["world_size"] == 2
+    with pytest.raises(ValueError, match="world_size=2 but this dataset has world_size=1"):
+        dataset.load_state_dict(ranked.state_dict())
+
+
 def test_consumed_per_worker_follows_torchs_turns() -> None:
     # (batches each worker delivered, whose turn is next)
     assert spool.torch.consumed_per_worker(5, [3, 3]) == ([3, 2], 1)
