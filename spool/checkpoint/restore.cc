@@ -1,9 +1,12 @@
 // Restoring: download into a fresh hidden folder beside the target, verify
 // every file against the manifest, then swap it into place. The target is
-// touched only by that final swap.
+// touched only by that final swap, and ends up with the mode it had, or the
+// one mkdir gives a new folder.
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -66,6 +69,29 @@ Status MakeFolders(const fs::path& root, const std::vector<CheckpointFile>& file
                                     ", which is not a folder (a symbolic link?); refusing to write there");
       }
     }
+  }
+  return OkStatus();
+}
+
+// Gives the restored folder `fresh` (made 0700 by mkdtemp, so nobody sees
+// files arriving) the mode `target` should have: the mode of the folder it
+// replaces, else what mkdir(2) gives a new folder there (0777 less the
+// umask, or the parent's default ACL), found by making one inside `fresh`.
+Status SetFinalMode(const fs::path& fresh, const fs::path& target) {
+  struct stat info{};
+  mode_t mode = 0;
+  if (::lstat(target.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    mode = info.st_mode & 07777;
+  } else {
+    const fs::path probe = fresh / ".spool-mode-probe";
+    if (::mkdir(probe.c_str(), 0777) != 0 || ::stat(probe.c_str(), &info) != 0) {
+      return UnavailableError("cannot create a folder in " + fresh.string() + ": " + std::strerror(errno));
+    }
+    ::rmdir(probe.c_str());
+    mode = info.st_mode & 07777;
+  }
+  if (::chmod(fresh.c_str(), mode) != 0) {
+    return UnavailableError("cannot set the mode of " + fresh.string() + ": " + std::strerror(errno));
   }
   return OkStatus();
 }
@@ -202,6 +228,7 @@ Result<CheckpointManifest> CheckpointManager::RestoreUncounted(CheckpointManifes
     return downloaded.WithContext("restoring checkpoint step " + std::to_string(step) + " into " +
                                   destination.string() + " failed, the folder was left as it was");
   }
+  SPOOL_RETURN_IF_ERROR(SetFinalMode(temp.path(), destination));
   fs::path old;
   SPOOL_RETURN_IF_ERROR(SwapIntoPlace(temp.path(), destination, &old));
   temp.Release();
