@@ -81,6 +81,10 @@ int main(int argc, char** argv) {
     spool::cli::PrintError(exporter.status());
     return kExitUsage;
   }
+  if (*exporter && (*exporter)->options().port == 0) {
+    // SPOOL_METRICS_PORT=0 asked for any free port: the only way to learn which.
+    std::fprintf(stderr, "spool: serving metrics on %s\n", (*exporter)->url().c_str());
+  }
   for (const spool::cli::Command& command : commands) {
     if (!command.app->parsed()) continue;
     spool::Status status;

@@ -33,6 +33,8 @@ Result<bool> TextLines::Next(std::string* line) {
   }
   line->assign(buffer_, position_, newline - position_);
   if (!line->empty() && line->back() == '\r') line->pop_back();
+  // A UTF-8 byte-order mark (Excel's "CSV UTF-8", Notepad) is not text.
+  if (line_number_ == 0 && line->starts_with(kUtf8Bom)) line->erase(0, kUtf8Bom.size());
   position_ = std::min(newline + 1, buffer_.size());
   ++line_number_;
   return true;

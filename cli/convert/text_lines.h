@@ -1,11 +1,14 @@
 // TextLines: the lines of a text object on any store, read sequentially in
 // large chunks (so a CSV in a bucket streams without being downloaded
-// whole). Line endings "\n" and "\r\n" are removed. Not thread-safe.
+// whole). Line endings "\n" and "\r\n" are removed, and so is a UTF-8
+// byte-order mark at the start of the first line (as Python's "utf-8-sig"
+// and pandas do). Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
@@ -28,6 +31,7 @@ class TextLines {
   Status Refill();
 
   static constexpr size_t kChunk = 4 << 20;
+  static constexpr std::string_view kUtf8Bom = "\xef\xbb\xbf";
   std::unique_ptr<ReadableObject> object_;
   std::string url_;
   std::string buffer_;

@@ -111,10 +111,11 @@ class SaveHandle:
 class CheckpointManager:
     """Saves a training job's checkpoints under ``root`` and restores the latest.
 
-    >>> with spool.CheckpointManager("s3://bucket/run-7/ckpt", keep_last=3) as ckpt:
+    >>> with spool.CheckpointManager("s3://bucket/run-7/ckpt", keep_last=3, save_every_steps=500) as ckpt:
+    ...     start = 0
     ...     if ckpt.latest() is not None:
-    ...         ckpt.restore("/scratch/ckpt")
-    ...     for step in range(start, steps):
+    ...         start = ckpt.restore("/scratch/ckpt").step   # the steps done before the restart
+    ...     for step in range(start + 1, steps + 1):         # step: the steps done after this one
     ...         train_step()
     ...         if ckpt.should_save(step):
     ...             ckpt.save_async(step, {"model.pt": model_bytes}, metadata={"loader": state})
@@ -147,7 +148,10 @@ class CheckpointManager:
         self._pending: Optional[SaveHandle] = None  # the last save_async, until waited for
 
     def should_save(self, step: int) -> bool:
-        """Whether ``step`` is due by ``save_every_steps`` / ``save_every_seconds``."""
+        """Whether ``step`` is due by ``save_every_steps`` (a multiple of it, or
+        that many past the last save) or ``save_every_seconds``. ``step``
+        counts the training steps done, so step 0 (nothing trained yet) is
+        never due, nor is the step this manager saved last."""
         return self._native.should_save(step)
 
     def save(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None) -> CheckpointManifest:

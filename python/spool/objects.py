@@ -115,17 +115,25 @@ class _RawObjectWriter(io.RawIOBase):
         super().__init__()
         self._writer = _spool._Writer(url)
         self._aborted = False
+        self._written = 0
         self.name = self._writer.url
         self.info: Optional[ObjectInfo] = None
 
     def writable(self) -> bool:
         return True
 
+    def tell(self) -> int:
+        """Bytes written so far (a writer only appends, so this is its position)."""
+        self._checkClosed()  # type: ignore[attr-defined]
+        return self._written
+
     def write(self, data) -> int:  # type: ignore[override]
         if self._aborted:
             # What the buffer flushes while an aborted writer closes is dropped.
             return memoryview(data).nbytes
-        return self._writer.write(data)
+        n = self._writer.write(data)
+        self._written += n
+        return n
 
     def abort(self) -> None:
         self._aborted = True
@@ -142,7 +150,11 @@ class _RawObjectWriter(io.RawIOBase):
 
 
 class ObjectWriter(io.BufferedWriter):
-    """A buffered writer that commits on close and aborts on an exception."""
+    """A buffered writer that commits on close and aborts on an exception.
+
+    It only appends: ``tell()`` is the number of bytes written so far (as
+    for a file from :func:`open`), and it cannot ``seek``.
+    """
 
     raw: _RawObjectWriter
 
@@ -207,7 +219,13 @@ def rm(url: PathLike) -> None:
 
 def copy(src: PathLike, dst: PathLike) -> ObjectInfo:
     """Copies one object between any two locations, the fastest way the two ends
-    allow (server-side within a store, streamed between stores); returns the copy's info."""
+    allow (server-side within a store, streamed between stores); returns the copy's info.
+
+    A ``dst`` that is a folder (it ends with ``/``, or is an existing local
+    directory) receives the object under its own base name, as
+    ``spool cp`` and :func:`shutil.copy` do: ``copy("s3://b/run/model.pt",
+    "/scratch/")`` writes ``/scratch/model.pt``.
+    """
     return _info(_spool.copy(os.fspath(src), os.fspath(dst)))
 
 

@@ -57,6 +57,20 @@ class DatasetManifest:
     total_bytes: int
 
 
+def _bytes_like(value: Any) -> bool:
+    try:
+        memoryview(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _not_bytes(what: str, value: Any) -> TypeError:
+    """The TypeError for a record or key that is not bytes-like."""
+    hint = " (encode text first, e.g. text.encode())" if isinstance(value, str) else ""
+    return TypeError(f"{what} must be bytes, bytearray or memoryview, not {type(value).__name__}{hint}")
+
+
 class _CommitOnExit:
     """A writer's ``with`` block: leaving it normally commits (``close()``),
     leaving it by an exception discards everything (``abort()``)."""
@@ -100,8 +114,11 @@ class RecordWriter(_CommitOnExit):
         self.file: Optional[RecordFile] = None  # set by close()
 
     def write(self, record: Bytes) -> None:
-        """Appends one record."""
-        self._native.write(record)
+        """Appends one record (bytes-like: a serialized ``tf.train.Example``, ...)."""
+        try:
+            self._native.write(record)
+        except TypeError:
+            raise _not_bytes("a record", record) from None
 
     @property
     def records(self) -> int:
@@ -202,9 +219,17 @@ class ShardedWriter(_CommitOnExit):
                                              max_shard_records, max_shard_bytes, suffix, write_index, by_key)
         self.manifest: Optional[DatasetManifest] = None  # set by close()
 
-    def write(self, record: Bytes, key: Optional[Bytes] = None) -> None:
-        """Adds one record (with ``by_key``, ``key`` picks its shard)."""
-        self._native.write(record, key)
+    def write(self, record: Bytes, key: Union[Bytes, str, None] = None) -> None:
+        """Adds one record (bytes-like). With ``by_key``, ``key`` picks its shard:
+        bytes, or a ``str``, which counts as its UTF-8 bytes."""
+        if isinstance(key, str):
+            key = key.encode()
+        try:
+            self._native.write(record, key)
+        except TypeError:
+            if key is not None and not _bytes_like(key):
+                raise _not_bytes("a key", key) from None
+            raise _not_bytes("a record", record) from None
 
     def close(self) -> DatasetManifest:
         if self.manifest is None:

@@ -20,6 +20,12 @@ launcher's environment) reads its own part of every epoch; within a rank,
 each DataLoader worker reads its own part. Every record of an epoch reaches
 exactly one (rank, worker).
 
+Epochs reach the workers through shared memory: :meth:`StreamingDataset.set_epoch`
+and :meth:`StreamingDataset.load_state_dict` in the main process are seen by
+every DataLoader worker when its next iteration starts, so
+``persistent_workers=True`` works (each worker process is kept, each epoch
+still gets its own order).
+
 Resume: torch's DataLoader takes one batch from each worker in turn
 (workers whose stream has ended drop out), so the number of batches the
 training loop consumed says exactly how many each worker delivered. A state
@@ -32,6 +38,7 @@ batch size, world size and ``num_workers``.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -42,6 +49,11 @@ import spool
 from spool.loader import FeatureSpec, PathLike
 
 _STATE_VERSION = 1
+# The shared state of a StreamingDataset: int64 words [epoch, plan length in
+# bytes, the resume plan as JSON...]. 64 KiB holds the plan of thousands of
+# DataLoader workers.
+_SHARED_WORDS = 8192
+_PLAN_BYTES = (_SHARED_WORDS - 2) * 8
 
 
 def save(obj: Any, url: PathLike, **kwargs: Any) -> None:
@@ -61,6 +73,57 @@ def _distributed_rank() -> tuple[Optional[int], Optional[int]]:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank(), torch.distributed.get_world_size()
     return None, None
+
+
+class _SharedState:
+    """The epoch and the resume plan of a dataset, in memory shared with its
+    DataLoader workers.
+
+    A worker holds a copy of the dataset made when it started (by fork, or
+    by pickling under spawn); with ``persistent_workers`` it keeps that copy
+    for every epoch, so attributes set later in the main process never reach
+    it. A tensor in shared memory is shared by every copy instead (torch
+    pickles it as a handle to the same memory), and a worker reads it when
+    each iteration starts. The main process writes only between epochs,
+    while no worker is starting an iteration.
+    """
+
+    def __init__(self) -> None:
+        self._words = torch.zeros(_SHARED_WORDS, dtype=torch.int64)
+        try:
+            self._words.share_memory_()
+            self.shared = True
+        except RuntimeError:  # no shared memory here: workers get copies (see StreamingDataset.__iter__)
+            self.shared = False
+
+    @property
+    def epoch(self) -> int:
+        return int(self._words[0])
+
+    @epoch.setter
+    def epoch(self, epoch: int) -> None:
+        self._words[0] = epoch
+
+    @property
+    def plan(self) -> Optional[Dict[str, Any]]:
+        length = int(self._words[1])
+        if length == 0:
+            return None
+        data = self._words[2:].view(torch.uint8)[:length].numpy().tobytes()
+        return json.loads(data)
+
+    @plan.setter
+    def plan(self, plan: Optional[Dict[str, Any]]) -> None:
+        if plan is None:
+            self._words[1] = 0
+            return
+        data = json.dumps(plan, separators=(",", ":")).encode()
+        if len(data) > _PLAN_BYTES:
+            raise ValueError(f"the resume plan of {plan['num_workers']} DataLoader workers is too large "
+                             f"({len(data)} bytes, at most {_PLAN_BYTES}); resume with fewer workers")
+        self._words[1] = 0
+        self._words[2:].view(torch.uint8)[:len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+        self._words[1] = len(data)
 
 
 def consumed_per_worker(batches: int, lengths: Sequence[Optional[int]]) -> Tuple[List[int], int]:
@@ -102,7 +165,14 @@ class StreamingDataset(torch.utils.data.IterableDataset):
     ``bytes``); without it, a list of the records' ``bytes``. The other
     options are :class:`spool.DataLoader`'s. One epoch per iteration: call
     :meth:`set_epoch` before each (as with ``DistributedSampler``), or use
-    :class:`DataLoader`, which does.
+    :class:`DataLoader`, which does. The epoch and a loaded state reach
+    DataLoader workers when their next iteration starts, persistent workers
+    included.
+
+    ``rank`` / ``world_size``: left out, from ``torch.distributed`` when it
+    is initialised, else from the launcher's environment (torchrun, Open
+    MPI, TF_CONFIG, Indexed Jobs), else rank 0 of 1; the attributes hold
+    what was found.
     """
 
     def __init__(self, inputs: Union[PathLike, Sequence[PathLike]], *, batch_size: int,
@@ -114,6 +184,7 @@ class StreamingDataset(torch.utils.data.IterableDataset):
             inputs = [inputs]
         if rank is None and world_size is None:
             rank, world_size = _distributed_rank()
+        rank, world_size, _ = spool._spool._resolve_worker(rank, world_size)
         self.inputs = [os.fspath(i) for i in inputs]
         self.batch_size = batch_size
         self.features = features
@@ -124,9 +195,27 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         self.world_size = world_size
         self._count_records = bool(loader_options.pop("count_records", False))
         self.loader_options = loader_options
-        self.epoch = 0
-        self._resume: Optional[Dict[str, int]] = None  # applies to its epoch only
+        self._shared = _SharedState()  # epoch and resume plan, seen by the workers
         self._yielded = 0  # batches yielded in this process (num_workers=0)
+        self._worker_iterations = 0  # iterations this copy ran in a DataLoader worker
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the next iteration delivers."""
+        return self._shared.epoch
+
+    @epoch.setter
+    def epoch(self, epoch: int) -> None:
+        self._shared.epoch = epoch
+
+    @property
+    def _resume(self) -> Optional[Dict[str, Any]]:
+        """Where to resume (from :meth:`load_state_dict`); applies to its epoch only."""
+        return self._shared.plan
+
+    @_resume.setter
+    def _resume(self, plan: Optional[Dict[str, Any]]) -> None:
+        self._shared.plan = plan
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch the next iteration delivers (its order comes from seed + epoch)."""
@@ -161,7 +250,16 @@ class StreamingDataset(torch.utils.data.IterableDataset):
     def __iter__(self) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
         info = torch.utils.data.get_worker_info()
         workers, worker = (info.num_workers, info.id) if info is not None else (1, 0)
-        resume = self._resume if self._resume and self._resume["epoch"] == self.epoch else None
+        if info is not None:
+            self._worker_iterations += 1
+            if self._worker_iterations > 1 and not self._shared.shared:
+                raise RuntimeError("persistent_workers=True needs shared memory (torch's share_memory_), which this "
+                                   "system refused, so a new epoch cannot reach the workers; use "
+                                   "persistent_workers=False")
+        epoch = self.epoch
+        resume = self._resume
+        if resume is not None and resume["epoch"] != epoch:
+            resume = None
         position = 0
         if resume is not None:
             if resume["num_workers"] != workers:
@@ -170,9 +268,9 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                                  f"num_workers={taken_with if taken_with > 1 else 0} (this DataLoader has {workers})")
             worker = (resume["rotation"] + worker) % workers
             position = resume["positions"][worker]
-        with self._open(workers, worker) as loader:
-            if position or self.epoch:
-                loader._resume_at(self.epoch, position)
+        with self._open(workers, worker, epoch=epoch) as loader:
+            if position or epoch:
+                loader._resume_at(epoch, position)
             if info is None:
                 self._yielded = resume["batches"] if resume else 0
             for batch in loader:
@@ -184,7 +282,12 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         """Where the consumer is in the current epoch: ``batches`` it took from
         a ``torch.utils.data.DataLoader`` with ``num_workers`` workers. Left
         out, what this process iterated itself (``num_workers=0``).
-        :meth:`DataLoader.state_dict` fills both in."""
+        :meth:`DataLoader.state_dict` fills both in.
+
+        A dict of plain values (JSON as is): ``version`` (of this layout, 1),
+        ``epoch``, ``batches``, ``num_workers`` (at least 1), ``seed``,
+        ``batch_size``, ``rank`` and ``world_size`` (0 and 1 in a single
+        process)."""
         return {
             "version": _STATE_VERSION,
             "epoch": self.epoch,
@@ -203,12 +306,15 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         if state.get("version") != _STATE_VERSION:
             raise ValueError(f"not a spool StreamingDataset state (version {state.get('version')!r})")
         for key in ("seed", "batch_size", "world_size", "rank"):
+            if key in ("world_size", "rank") and state[key] is None:
+                continue  # a state of an earlier version, which kept "from the environment" as None
             if state[key] != getattr(self, key):
                 raise ValueError(f"the dataset state has {key}={state[key]!r} but this dataset has "
                                  f"{key}={getattr(self, key)!r}; resume with the same {key}")
         self.epoch = int(state["epoch"])
-        self._resume = self._resume_plan(self.epoch, int(state["batches"]), int(state["num_workers"]))
-        self._yielded = self._resume["batches"]
+        plan = self._resume_plan(self.epoch, int(state["batches"]), int(state["num_workers"]))
+        self._resume = plan
+        self._yielded = plan["batches"]
 
 
 def _to_tensors(batch: Union[Dict[str, Any], List[bytes]]) -> Union[Dict[str, Any], List[bytes]]:
@@ -223,8 +329,9 @@ class DataLoader(torch.utils.data.DataLoader):
     and counts the batches taken, so :meth:`state_dict` /
     :meth:`load_state_dict` resume exactly, whatever ``num_workers``.
 
-    Takes torch's options except ``batch_size`` (the dataset batches) and
-    ``persistent_workers`` (a new epoch must reach the workers).
+    Takes torch's options except ``batch_size`` (the dataset batches);
+    ``persistent_workers=True`` keeps the worker processes from one epoch to
+    the next, and each epoch still has its own order.
     """
 
     def __init__(self, dataset: StreamingDataset, **kwargs: Any) -> None:
@@ -232,8 +339,6 @@ class DataLoader(torch.utils.data.DataLoader):
             raise TypeError("spool.torch.DataLoader takes a spool.torch.StreamingDataset")
         if kwargs.pop("batch_size", None) is not None:
             raise ValueError("give batch_size to the StreamingDataset; its batches are made in C++")
-        if kwargs.get("persistent_workers"):
-            raise ValueError("persistent_workers is not supported: each epoch's order must reach the workers")
         super().__init__(dataset, batch_size=None, **kwargs)
         self._batches = 0
 

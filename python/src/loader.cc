@@ -17,6 +17,7 @@
 #include "examples.h"
 #include "process.h"
 #include "spool/records/loader/data_loader.h"
+#include "spool/records/loader/worker_env.h"
 
 namespace py = pybind11;
 
@@ -177,6 +178,15 @@ void RegisterLoader(py::module_& m) {
       .def("counters", &Loader::Counters)
       .def("requests", &Loader::Requests)
       .def("close", &Loader::Close);
+  // The rank and world size a loader given these would use (the launcher's
+  // environment fills in what is None): (rank, world_size, source).
+  m.def(
+      "_resolve_worker",
+      [](std::optional<int> rank, std::optional<int> world_size) {
+        WorkerIdentity worker = Unwrap(ResolveWorker(rank, world_size, ProcessEnvironment()));
+        return py::make_tuple(worker.rank, worker.world_size, worker.source);
+      },
+      py::arg("rank"), py::arg("world_size"));
 }
 
 }  // namespace spool::python

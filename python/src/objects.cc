@@ -12,13 +12,16 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "bindings.h"
 #include "process.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/storage/transfer.h"
+#include "spool/core/url.h"
 
 namespace py = pybind11;
 
@@ -219,11 +222,31 @@ void Remove(const std::string& url) {
   ThrowIfError(location.store->Delete(location.key));
 }
 
+// The last '/'-separated part of `key`, as `spool cp` names a copy in a folder.
+std::string BaseName(std::string_view key) {
+  while (key.ends_with('/')) key.remove_suffix(1);
+  size_t slash = key.rfind('/');
+  return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
+}
+
 py::dict Copy(const std::string& from_url, const std::string& to_url) {
   StoreLocation from = OpenUrl(from_url);
   StoreLocation to = OpenUrl(to_url);
   ObjectInfo info = [&] {
     py::gil_scoped_release release;
+    // A folder destination (a trailing '/', the bucket itself, or an existing
+    // local directory) gets the object under its base name, as `spool cp` does.
+    std::error_code ignored;
+    const bool into_folder = to.key.empty() || to.key.ends_with('/') ||
+                             (to.url.scheme == "file" && std::filesystem::is_directory("/" + to.key, ignored));
+    if (into_folder) {
+      const std::string name = BaseName(from.key);
+      if (name.empty()) {
+        throw StatusError(InvalidArgumentError(from.store->Describe(from.key) +
+                                               " names a folder, not an object; copy its objects one by one"));
+      }
+      to.key = JoinKey(to.key, name);
+    }
     return Unwrap(CopyObjectBetween({from.store.get(), from.key, from.url.scheme == "file"},
                                     {to.store.get(), to.key, to.url.scheme == "file"}));
   }();

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -100,11 +101,65 @@ def test_bad_input_is_a_clear_error(tmp_path) -> None:
 
 def test_should_save_and_retention_defaults(tmp_path) -> None:
     with spool.CheckpointManager(tmp_path / "ckpt", save_every_steps=10) as ckpt:
+        assert not ckpt.should_save(0)  # nothing trained yet
         due = [step for step in range(1, 31) if ckpt.should_save(step) and ckpt.save(step, {"s": b"%d" % step})]
         assert due == [10, 20, 30]
         assert not ckpt.should_save(30)  # never the step just saved
         assert [m.step for m in ckpt.list()] == [10, 20, 30]  # keep_last=None keeps every step
         assert all(m.total_bytes == 2 and m.files[0].path == "s" for m in ckpt.list())
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "python.md"
+
+
+def _documented_example(section: str) -> str:
+    """The first Python block of a section of docs/python.md."""
+    body = DOCS.read_text().split(f"\n## {section}\n", 1)[1]
+    return body.split("```python\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_the_documented_loop_runs_again_after_a_restart(root: str, tmp_path) -> None:
+    # docs/python.md, "## Checkpoints": its example, verbatim but for the
+    # paths, run as a job is: stopped, restarted, and run once more after it
+    # finished. It must resume after the restored step and never save a
+    # committed step again.
+    code = _documented_example("Checkpoints")
+    optimizer = tmp_path / "opt.pt"
+    optimizer.write_bytes(b"optimizer")
+    for documented, here in (("s3://my-bucket/run-7/ckpt", root), ("/scratch/ckpt", str(tmp_path / "restored")),
+                             ("/scratch/opt.pt", str(optimizer))):
+        assert documented in code
+        code = code.replace(documented, here)
+
+    class Loader:
+        """Stands for spool.DataLoader: state() and resume()."""
+
+        def __init__(self) -> None:
+            self.position = 0
+
+        def state(self) -> str:
+            return f"position={self.position}"
+
+        def resume(self, state: str) -> None:
+            self.position = int(state.split("=")[1])
+
+    def run(steps: int) -> list[int]:
+        loader, trained = Loader(), []
+
+        def train_step() -> None:
+            loader.position += 1
+            trained.append(loader.position)
+
+        exec(code, {"rank": 0, "world_size": 1, "steps": steps, "train_step": train_step, "model_bytes": b"model",
+                    "loader": loader})
+        return trained
+
+    assert run(700) == list(range(1, 701))  # saves step 500, then stops short of the end
+    assert run(1000) == list(range(501, 1001))  # resumes after step 500, saves 1000
+    assert run(1000) == []  # finished: nothing to run, nothing saved twice
+    with spool.CheckpointManager(root) as ckpt:
+        assert [m.step for m in ckpt.list()] == [500, 1000]
+        assert ckpt.list()[-1].metadata == {"loader": "position=1000"}
 
 
 def test_handles_and_wait(root: str, tmp_path) -> None:

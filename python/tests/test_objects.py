@@ -73,6 +73,41 @@ def test_ls_rm_and_copy(root: str, tmp_path) -> None:
         spool.rm(f"{root}/d/one")
 
 
+def test_a_writer_tells_the_bytes_written(root: str) -> None:
+    # As a file from open(url, "wb"): torch.save and zipfile ask for tell().
+    with spool.open(f"{root}/told.bin", "wb", buffer_size=1 << 20) as f:
+        assert f.tell() == 0
+        f.write(b"abc")
+        assert f.tell() == 3  # still in the buffer
+        f.write(b"x" * (3 << 20))  # past the buffer: written through
+        assert f.tell() == 3 + (3 << 20)
+        f.flush()
+        assert f.tell() == 3 + (3 << 20)
+        assert not f.seekable()
+    assert f.info is not None and f.info.size == 3 + (3 << 20)
+    with pytest.raises(ValueError):
+        f.tell()
+
+
+def test_copy_into_a_folder_keeps_the_objects_name(root: str, tmp_path) -> None:
+    # As `spool cp obj dir` and shutil.copy(file, dir): a folder destination
+    # receives the object under its base name.
+    with spool.open(f"{root}/run/model.bin", "wb") as f:
+        f.write(b"weights")
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    copied = spool.copy(f"{root}/run/model.bin", existing)
+    assert (existing / "model.bin").read_bytes() == b"weights"
+    assert copied.url.endswith("/existing/model.bin") and copied.size == 7
+    spool.copy(f"{root}/run/model.bin", f"{tmp_path}/made/")  # a trailing slash: a folder, made if missing
+    assert (tmp_path / "made" / "model.bin").read_bytes() == b"weights"
+    stored = spool.copy(existing / "model.bin", f"{root}/uploads/")
+    assert stored.url.endswith("/uploads/model.bin")
+    assert spool.stat(f"{root}/uploads/model.bin").size == 7
+    spool.copy(f"{root}/run/model.bin", f"{root}/uploads/")  # within the store
+    assert [e.key.rsplit("/", 1)[-1] for e in spool.ls(f"{root}/uploads/")] == ["model.bin"]
+
+
 def test_errors_are_the_exceptions_people_catch(root: str) -> None:
     with pytest.raises(FileNotFoundError) as missing:
         spool.open(f"{root}/missing.bin")

@@ -147,6 +147,31 @@ def test_sharded_writer_rolled_and_keyed_shards(root: str) -> None:
     assert sorted(_read_dataset(writer.manifest)) == sorted(records)
 
 
+def test_keys_may_be_text_and_wrong_types_say_what_to_pass(root: str) -> None:
+    records = _records(60)
+    with spool.ShardedWriter(f"{root}/by-bytes/part", shards=3, by_key=True) as writer:
+        for i, record in enumerate(records):
+            writer.write(record, key=b"user-%d" % (i % 10))
+    with spool.ShardedWriter(f"{root}/by-text/part", shards=3, by_key=True) as writer:
+        for i, record in enumerate(records):
+            writer.write(record, key=f"user-{i % 10}")  # a str is its UTF-8 bytes
+    def shards(name: str) -> list[tuple[str, int]]:
+        return [(e.key.rsplit("/", 1)[-1], e.size) for e in spool.ls(f"{root}/{name}/") if "tfrecord" in e.key]
+
+    assert len(shards("by-text")) == 3 and shards("by-text") == shards("by-bytes")
+
+    writer = spool.ShardedWriter(f"{root}/wrong/part", shards=2, by_key=True)
+    with pytest.raises(TypeError, match=r"a key must be bytes, bytearray or memoryview, not int"):
+        writer.write(b"record", key=7)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"a record must be bytes.*not str \(encode text first"):
+        writer.write("record", key="k")  # type: ignore[arg-type]
+    writer.abort()
+    single = spool.RecordWriter(f"{root}/wrong.tfrecord")
+    with pytest.raises(TypeError, match=r"a record must be bytes.*not str \(encode text first"):
+        single.write("text")  # type: ignore[arg-type]
+    single.abort()
+
+
 def _unframe(stream: bytes) -> list[bytes]:
     """TFRecord framing by hand: length, its CRC, payload, its CRC."""
     out, at = [], 0

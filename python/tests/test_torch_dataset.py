@@ -108,6 +108,54 @@ def test_state_of_another_shape_is_refused(root: str) -> None:
         spool.torch.DataLoader(dataset, batch_size=4)
 
 
+def test_persistent_workers_get_each_epochs_order(root: str) -> None:
+    # torch's own DataLoader with persistent_workers keeps the workers' copies
+    # of the dataset from epoch 0; set_epoch in the main process must still
+    # reach them, or epoch 1 silently repeats epoch 0's order.
+    inputs = _write_dataset(root, records=96, shards=4)
+    expected = _epochs(inputs, 2, 2, batch_size=8, seed=3)  # fresh workers each epoch
+    assert expected[0] != expected[1]
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=8, seed=3)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=2, persistent_workers=True)
+    got = []
+    for epoch in range(2):
+        dataset.set_epoch(epoch)
+        got.append([_labels(batch) for batch in loader])
+    assert got == expected
+    workers = loader._iterator._workers  # the same processes served both epochs
+    assert len(workers) == 2 and all(worker.is_alive() for worker in workers)
+
+
+def test_persistent_workers_resume_through_spools_dataloader(root: str) -> None:
+    inputs = _write_dataset(root, records=96, shards=4)
+    expected = _epochs(inputs, 2, 3, batch_size=8, seed=4)
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=8, seed=4)
+    loader = spool.torch.DataLoader(dataset, num_workers=2, persistent_workers=True)
+    assert [_labels(batch) for batch in loader] == expected[0]
+    batches = iter(loader)
+    assert [_labels(next(batches)) for _ in range(5)] == expected[1][:5]
+    state = loader.state_dict()
+    del batches
+    # A state loaded while the workers are alive reaches them too.
+    loader.load_state_dict({**state, "batches": 2})
+    assert [_labels(batch) for batch in loader] == expected[1][2:]
+    assert [_labels(batch) for batch in loader] == expected[2]
+
+
+def test_state_dict_is_what_the_docs_say(root: str) -> None:
+    inputs = _write_dataset(root, records=40, shards=2)
+    dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1)
+    loader = spool.torch.DataLoader(dataset, num_workers=2)
+    next(iter(loader))
+    assert loader.state_dict() == {"version": 1, "epoch": 0, "batches": 1, "num_workers": 2, "seed": 1,
+                                   "batch_size": 4, "rank": 0, "world_size": 1}
+    assert (dataset.rank, dataset.world_size) == (0, 1)
+    ranked = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1, rank=1, world_size=2)
+    assert ranked.state_dict()["rank"] == 1 and ranked.state_dict()["world_size"] == 2
+    with pytest.raises(ValueError, match="world_size=2 but this dataset has world_size=1"):
+        dataset.load_state_dict(ranked.state_dict())
+
+
 def test_consumed_per_worker_follows_torchs_turns() -> None:
     # (batches each worker delivered, whose turn is next)
     assert spool.torch.consumed_per_worker(5, [3, 3]) == ([3, 2], 1)

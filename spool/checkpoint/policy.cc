@@ -6,6 +6,7 @@ namespace spool {
 
 bool ShouldSaveStep(const SavePolicy& policy, int64_t step, std::optional<int64_t> last_saved_step,
                     std::chrono::steady_clock::time_point last_save_time, std::chrono::steady_clock::time_point now) {
+  if (step <= 0) return false;  // nothing trained yet: a restart recreates step 0 without a checkpoint
   if (last_saved_step && step == *last_saved_step) return false;
   if (policy.every_n_steps > 0) {
     if (step % policy.every_n_steps == 0) return true;

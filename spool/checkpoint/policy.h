@@ -19,7 +19,9 @@ struct SavePolicy {
 // True when `step` is due: a multiple of every_n_steps, or every_n_steps or
 // more past the last save (so loops that skip steps still save); or
 // every_duration elapsed since the last save (or since start when none).
-// Never true for the step last saved.
+// A step counts the training steps done, so step 0 (nothing trained yet:
+// what a restart recreates without a checkpoint) is never due; nor is the
+// step last saved.
 bool ShouldSaveStep(const SavePolicy& policy, int64_t step, std::optional<int64_t> last_saved_step,
                     std::chrono::steady_clock::time_point last_save_time, std::chrono::steady_clock::time_point now);
 

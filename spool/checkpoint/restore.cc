@@ -1,10 +1,12 @@
 // Restoring: download into a fresh hidden folder beside the target, verify
 // every file against the manifest, then swap it into place. The target is
-// touched only by that final swap.
+// touched only by that final swap, and ends up with the mode it had, or the
+// one mkdir gives a new folder.
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -41,20 +43,10 @@ class TemporaryFolder {
   fs::path path_;
 };
 
-// A hidden folder beside the target, with the mode mkdir would give the
-// target (0777 less the umask: mkdtemp's 0700 would end up on the restored
-// folder, since this folder is what gets renamed into place).
 Result<fs::path> MakeTemporaryFolder(const fs::path& parent, const std::string& name) {
   std::string pattern = (parent / ("." + name + ".spool-restore-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return UnavailableError("cannot create a temporary folder in " + parent.string() + ": " + std::strerror(errno));
-  }
-  const mode_t mask = ::umask(0);  // read it the only way POSIX offers, and put it back
-  ::umask(mask);
-  if (::chmod(pattern.c_str(), 0777 & ~mask) != 0) {
-    const int saved = errno;
-    ::rmdir(pattern.c_str());
-    return UnavailableError("cannot set the mode of " + pattern + ": " + std::strerror(saved));
   }
   return fs::path(pattern);
 }
@@ -99,6 +91,29 @@ Status MakeFolders(const fs::path& root, const std::vector<CheckpointFile>& file
                                     ", which is not a folder (a symbolic link?); refusing to write there");
       }
     }
+  }
+  return OkStatus();
+}
+
+// Gives the restored folder `fresh` (made 0700 by mkdtemp, so nobody sees
+// files arriving) the mode `target` should have: the mode of the folder it
+// replaces, else what mkdir(2) gives a new folder there (0777 less the
+// umask, or the parent's default ACL), found by making one inside `fresh`.
+Status SetFinalMode(const fs::path& fresh, const fs::path& target) {
+  struct stat info{};
+  mode_t mode = 0;
+  if (::lstat(target.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    mode = info.st_mode & 07777;
+  } else {
+    const fs::path probe = fresh / ".spool-mode-probe";
+    if (::mkdir(probe.c_str(), 0777) != 0 || ::stat(probe.c_str(), &info) != 0) {
+      return UnavailableError("cannot create a folder in " + fresh.string() + ": " + std::strerror(errno));
+    }
+    ::rmdir(probe.c_str());
+    mode = info.st_mode & 07777;
+  }
+  if (::chmod(fresh.c_str(), mode) != 0) {
+    return UnavailableError("cannot set the mode of " + fresh.string() + ": " + std::strerror(errno));
   }
   return OkStatus();
 }
@@ -251,6 +266,7 @@ Result<CheckpointManifest> CheckpointManager::RestoreUncounted(CheckpointManifes
   }
   // Files may have appeared in the target while the download ran.
   SPOOL_RETURN_IF_ERROR(CheckReplaceable(destination, root_line, existing));
+  SPOOL_RETURN_IF_ERROR(SetFinalMode(temp.path(), destination));
   fs::path old;
   SPOOL_RETURN_IF_ERROR(SwapIntoPlace(temp.path(), destination, &old));
   temp.Release();

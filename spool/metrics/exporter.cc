@@ -90,8 +90,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(ExporterOptions 
     }
     const MHD_DaemonInfo* info = MHD_get_daemon_info(exporter->daemon_, MHD_DAEMON_INFO_BIND_PORT);
     exporter->port_ = info ? info->port : *o.port;
-    log::Write(log::Level::kInfo, "metrics",
-               "serving http://" + o.address + ":" + std::to_string(exporter->port_) + "/metrics");
+    log::Write(log::Level::kInfo, "metrics", "serving " + exporter->url());
   }
   if (!o.file.empty()) {
     SPOOL_RETURN_IF_ERROR(exporter->WriteFile());
@@ -117,6 +116,11 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::FromEnvironment() {
 }
 
 MetricsExporter::~MetricsExporter() { Close(); }
+
+std::string MetricsExporter::url() const {
+  if (port_ == 0) return "";
+  return "http://" + options_.address + ":" + std::to_string(port_) + "/metrics";
+}
 
 Status MetricsExporter::WriteFile() {
   const std::filesystem::path& path = options_.file;

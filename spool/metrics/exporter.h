@@ -59,6 +59,10 @@ class MetricsExporter {
 
   // The port served (the one chosen, when 0 was asked); 0 when not serving.
   uint16_t port() const { return port_; }
+  // What it was started with (options().port == 0: the port was chosen).
+  const ExporterOptions& options() const { return options_; }
+  // "http://<address>:<port>/metrics"; empty when not serving.
+  std::string url() const;
   // Writes the file now (also done every interval and at Close).
   Status WriteFile();
   void Close();

@@ -34,6 +34,7 @@ const std::map<std::string_view, KnownError>& KnownErrors() {
       {"PermanentRedirect", {StatusCode::kFailedPrecondition, "the bucket is in another region; set the region (--region or AWS_REGION)"}},
       {"AuthorizationHeaderMalformed", {StatusCode::kFailedPrecondition, "the bucket is in another region; set the region (--region or AWS_REGION)"}},
       {"IllegalLocationConstraintException", {StatusCode::kFailedPrecondition, "set the region of the bucket (--region or AWS_REGION)"}},
+      {"InvalidLocationConstraint", {StatusCode::kInvalidArgument, "the server has no such region; on Ceph RGW and other S3-compatible servers leave --region and AWS_REGION unset, or name one of its zonegroups"}},
       {"BucketAlreadyExists", {StatusCode::kAlreadyExists, ""}},
       {"BucketAlreadyOwnedByYou", {StatusCode::kAlreadyExists, ""}},
       {"BadDigest", {StatusCode::kDataLoss, "the data was corrupted on the way to the server"}},

@@ -2,6 +2,7 @@
 #include "spool/checkpoint/checkpoint_manager.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <optional>
@@ -227,19 +228,30 @@ TEST_P(ManagerTest, TwoSavesOfOneStepAtOnceCommitOneIntactCheckpoint) {
   }
 }
 
-TEST_P(ManagerTest, ARestoredFolderHasTheModeMkdirWouldGive) {
+// The restore downloads into a mkdtemp folder (0700, so nobody sees files
+// arriving); the folder it puts in place has the mode mkdir would give a new
+// one, or the mode of the folder it replaces.
+TEST_P(ManagerTest, RestoredFolderHasTheModeMkdirGives) {
   auto manager = Manager();
   CheckpointSource source;
-  source.AddBuffer("model.bin", "weights");
+  source.AddBuffer("a.bin", "a").AddBuffer("dir/b.bin", "b");
   ASSERT_TRUE(manager->Save(1, source).ok());
-  const mode_t previous = ::umask(022);
-  fs::path target = Target();
-  Status restored = manager->Restore(1, target).status();
-  ::umask(previous);
+  auto mode = [](const fs::path& path) { return fs::status(path).permissions() & fs::perms::all; };
+  const mode_t saved_umask = ::umask(027);
+  fs::path fresh = Target();
+  Status restored = manager->Restore(1, fresh).status();
+  fs::path made = scratch_.path() / "made-by-mkdir";
+  fs::create_directory(made);
+  ::umask(saved_umask);
   ASSERT_TRUE(restored.ok()) << restored.ToString();
-  struct stat info {};
-  ASSERT_EQ(::stat(target.c_str(), &info), 0);
-  EXPECT_EQ(info.st_mode & 0777, 0755u);
+  EXPECT_EQ(mode(made), fs::perms(0750));
+  EXPECT_EQ(mode(fresh), mode(made)) << "a new folder: 0777 less the umask, as mkdir";
+  EXPECT_EQ(mode(fresh / "dir"), mode(made));
+
+  fs::permissions(fresh, fs::perms(0711));
+  ASSERT_TRUE(manager->Restore(1, fresh).ok());
+  EXPECT_EQ(mode(fresh), fs::perms(0711)) << "an existing folder keeps its mode";
+  EXPECT_TRUE(Siblings(fresh).empty());
 }
 
 TEST_P(ManagerTest, SavesInMemoryBuffersAndFileLists) {

@@ -12,7 +12,7 @@ using std::chrono::seconds;
 TEST(SavePolicyTest, EveryNSteps) {
   SavePolicy policy{.every_n_steps = 100};
   auto t = std::chrono::steady_clock::time_point();
-  EXPECT_TRUE(ShouldSaveStep(policy, 0, std::nullopt, t, t));
+  EXPECT_FALSE(ShouldSaveStep(policy, 0, std::nullopt, t, t)) << "step 0: nothing trained yet";
   EXPECT_FALSE(ShouldSaveStep(policy, 99, std::nullopt, t, t));
   EXPECT_TRUE(ShouldSaveStep(policy, 100, std::nullopt, t, t));
   EXPECT_FALSE(ShouldSaveStep(policy, 100, 100, t, t)) << "never the step just saved";
@@ -25,6 +25,7 @@ TEST(SavePolicyTest, EveryDuration) {
   auto start = std::chrono::steady_clock::time_point();
   EXPECT_FALSE(ShouldSaveStep(policy, 7, std::nullopt, start, start + seconds(599)));
   EXPECT_TRUE(ShouldSaveStep(policy, 7, std::nullopt, start, start + seconds(600)));
+  EXPECT_FALSE(ShouldSaveStep(policy, 0, std::nullopt, start, start + seconds(600))) << "step 0: nothing trained yet";
   EXPECT_FALSE(ShouldSaveStep(SavePolicy{}, 7, std::nullopt, start, start + hours(100))) << "no policy: never";
 }
 

@@ -5,7 +5,9 @@
 #include "cli/convert/columns.h"
 #include "cli/convert/csv.h"
 #include "cli/convert/json_line.h"
+#include "cli/convert/text_lines.h"
 #include "cli/progress.h"
+#include "spool/core/storage/memory_store.h"
 
 namespace spool::cli {
 namespace {
@@ -39,6 +41,51 @@ TEST(CsvTest, StrayQuotesAreProblems) {
   EXPECT_NE(problem.find("quote inside an unquoted field at column 2"), std::string::npos) << problem;
   Split("\"a\"b,c", nullptr, &problem);
   EXPECT_NE(problem.find("after a closing quote at column 1"), std::string::npos) << problem;
+}
+
+void Put(ObjectStore& store, std::string_view key, std::string_view content) {
+  auto object = store.OpenWrite(key);
+  ASSERT_TRUE(object.ok()) << object.status().ToString();
+  ASSERT_TRUE((*object)->Append(content).ok());
+  ASSERT_TRUE((*object)->Close().ok());
+}
+
+std::vector<std::string> AllLines(ObjectStore& store, std::string_view key) {
+  auto lines = TextLines::Open(store, key);
+  EXPECT_TRUE(lines.ok()) << lines.status().ToString();
+  std::vector<std::string> out;
+  std::string line;
+  while (lines.ok()) {
+    auto more = (*lines)->Next(&line);
+    EXPECT_TRUE(more.ok()) << more.status().ToString();
+    if (!more.ok() || !*more) break;
+    out.push_back(line);
+  }
+  return out;
+}
+
+// Excel's "CSV UTF-8" and Notepad start the file with a byte-order mark; it
+// must not become part of the first column's name.
+TEST(TextLinesTest, DropsAUtf8ByteOrderMarkAndLineEndings) {
+  MemoryStore store("convert-parsing-text-lines");
+  Put(store, "excel.csv", "\xef\xbb\xbfid,v\r\n1,2\r\n");
+  EXPECT_EQ(AllLines(store, "excel.csv"), (std::vector<std::string>{"id,v", "1,2"}));
+  Put(store, "events.jsonl", "\xef\xbb\xbf{\"a\": 1}\n{\"a\": 2}");
+  EXPECT_EQ(AllLines(store, "events.jsonl"), (std::vector<std::string>{"{\"a\": 1}", "{\"a\": 2}"}));
+  // Only at the very start: elsewhere the bytes are the data's.
+  Put(store, "later.csv", "id\n\xef\xbb\xbfx\n");
+  EXPECT_EQ(AllLines(store, "later.csv"), (std::vector<std::string>{"id", "\xef\xbb\xbfx"}));
+}
+
+TEST(CsvTest, AByteOrderMarkIsNotPartOfTheFirstColumnsName) {
+  MemoryStore store("convert-parsing-csv-bom");
+  Put(store, "t.csv", "\xef\xbb\xbfid,v\r\n1,2\r\n");
+  auto source = CsvSource::Open(store, "t.csv", std::nullopt);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  auto schema = (*source)->Schema();
+  ASSERT_EQ(schema.size(), 2u);
+  EXPECT_EQ(schema[0].first, "id");
+  EXPECT_EQ(schema[1].first, "v");
 }
 
 TEST(ColumnsTest, InfersInt64ThenFloatThenBytes) {

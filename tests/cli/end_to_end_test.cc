@@ -46,6 +46,28 @@ TEST_F(SpoolCli, PrintsItsVersion) {
   EXPECT_TRUE(run.out.starts_with("spool ")) << run.out;
 }
 
+// SPOOL_METRICS_PORT=0 picks a free port; the command says which, once, on
+// stderr.
+TEST_F(SpoolCli, SaysWhichMetricsPortItPicked) {
+  WriteFile(dir_ / "x.txt", "x");
+  ::setenv("SPOOL_METRICS_ADDRESS", "127.0.0.1", 1);
+  ::setenv("SPOOL_METRICS_PORT", "0", 1);
+  Outcome picked = Spool({"ls", (dir_ / "x.txt").string()});
+  ::unsetenv("SPOOL_METRICS_PORT");
+  ::unsetenv("SPOOL_METRICS_ADDRESS");
+  ASSERT_EQ(picked.exit_code, 0) << picked.err;
+  const std::string prefix = "spool: serving metrics on http://127.0.0.1:";
+  ASSERT_TRUE(picked.err.starts_with(prefix)) << picked.err;
+  std::vector<std::string> lines = Lines(picked.err);
+  ASSERT_EQ(lines.size(), 1u) << picked.err;
+  const std::string port = lines[0].substr(prefix.size(), lines[0].size() - prefix.size() - std::string("/metrics").size());
+  EXPECT_TRUE(lines[0].ends_with("/metrics")) << lines[0];
+  ASSERT_FALSE(port.empty()) << lines[0];
+  EXPECT_EQ(port.find_first_not_of("0123456789"), std::string::npos) << lines[0];
+  EXPECT_GT(std::stoi(port), 0) << lines[0];
+  EXPECT_NE(picked.out.find("x.txt"), std::string::npos) << picked.out;
+}
+
 TEST_F(SpoolCli, CopiesATreeBothWaysByteForByte) {
   MakeTree(dir_ / "src");
   Outcome out = Spool({"cp", "-r", (dir_ / "src").string(), (dir_ / "copy").string()});

@@ -135,6 +135,27 @@ TEST_F(StoreCommands, ConvertsJsonLinesWithSchemaAndCompression) {
   EXPECT_EQ(c.find("\"n\""), std::string::npos) << c;  // null: no feature
 }
 
+// Excel's "CSV UTF-8" export starts with a byte-order mark and ends lines
+// with CRLF: the first feature is "id", as pandas reads it, not "\ufeffid".
+TEST_F(StoreCommands, ConvertIgnoresAUtf8ByteOrderMark) {
+  WriteFile(Local("excel.csv"), "\xef\xbb\xbfid,v\r\na,2\r\n");
+  Outcome csv = Spool({"convert", Local("excel.csv").string(), Url("bom/csv")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  Outcome cat = Spool({"records", "cat", Url("bom/csv.manifest.json")});
+  ASSERT_EQ(cat.exit_code, 0) << cat.err;
+  EXPECT_NE(cat.out.find("\"id\":{\"bytes_list\":{\"value\":[" + std::string(kA) + "]}}"), std::string::npos)
+      << cat.out;
+  EXPECT_EQ(cat.out.find("\\ufeff"), std::string::npos) << cat.out;
+  EXPECT_EQ(cat.out.find("\xef\xbb\xbf"), std::string::npos) << cat.out;
+
+  WriteFile(Local("notepad.jsonl"), "\xef\xbb\xbf{\"id\": \"a\", \"x\": 1}\r\n");
+  Outcome jsonl = Spool({"convert", Local("notepad.jsonl").string(), Url("bom/jsonl")});
+  ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
+  Outcome lines = Spool({"records", "cat", Url("bom/jsonl.manifest.json")});
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_NE(lines.out.find("\"x\":{\"int64_list\":{\"value\":[\"1\"]}}"), std::string::npos) << lines.out;
+}
+
 TEST_F(StoreCommands, ConvertsAnImageFolderFromTheStore) {
   WriteFile(Local("images/cat/a.jpg"), "JPEG bytes of a");
   WriteFile(Local("images/cat/b.jpeg"), "JPEG bytes of b");

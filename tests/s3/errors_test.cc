@@ -102,6 +102,18 @@ TEST(S3Errors, WrongRegionNamesTheRightOne) {
   EXPECT_NE(status.message().find("eu-west-1"), std::string::npos) << status.message();
 }
 
+// Ceph RGW's answer to `spool mb --region eu-west-1`: a region is one of
+// its zonegroups there, and the message says what to do instead.
+TEST(S3Errors, AnUnknownLocationConstraintSaysWhatToSet) {
+  Status status = ErrorFromResponse(Answer(400, ErrorBody("InvalidLocationConstraint")), kContext);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  const std::string line = status.ToString();
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  for (const char* part : {"InvalidLocationConstraint", "--region", "zonegroup"}) {
+    EXPECT_NE(line.find(part), std::string::npos) << part << " missing from: " << line;
+  }
+}
+
 TEST(S3Errors, ServiceMessageIsKeptWhenPresent) {
   Status status = ErrorFromResponse(Answer(404, ErrorBody("NoSuchKey", "The specified key does not exist.")), kContext);
   EXPECT_NE(status.message().find("The specified key does not exist."), std::string::npos);
