@@ -344,7 +344,7 @@ TEST(S3Reader, AWholeObjectReadFromAListingIsCheckedAgainstTheServersCrc32c) {
     if (corrupt) answer.body[3] ^= 1;
     return answer;
   });
-  ObjectInfo listed{"k", object.size(), "\"v\"", std::nullopt, false, "", {}};
+  ObjectInfo listed{"k", object.size(), "\"v\"", std::nullopt, false, std::nullopt, {}};
   Executor executor(2);
   auto reader = MakeS3Reader(Client(transport), listed, executor);
   std::string buffer(object.size(), '\0');
@@ -379,7 +379,7 @@ TEST(S3Reader, AWholeObjectIsOnePlainGetThatResumesWithARange) {
     return answer;
   });
   Executor executor(2);
-  ObjectInfo info{"k", object.size(), "\"v\"", crc32c::Value(object), false, "", {}};
+  ObjectInfo info{"k", object.size(), "\"v\"", crc32c::Value(object), false, std::nullopt, {}};
   std::string buffer(object.size(), '\0');
   ASSERT_TRUE(MakeS3Reader(Client(transport), info, executor)->ReadAt(0, buffer).ok());
   EXPECT_EQ(buffer, object);
@@ -414,7 +414,7 @@ TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   });
   ResolvedConfig config = LocalConfig();
   config.part_size = 16;  // tiny parts, only for this test
-  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, false, "", {}};
+  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, false, std::nullopt, {}};
   Executor executor(3);
   auto reader = MakeS3Reader(Client(transport, config), info, executor);
   std::string buffer(90, '\0');
