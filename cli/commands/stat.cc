@@ -1,5 +1,8 @@
 // spool stat URL
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
