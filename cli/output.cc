@@ -5,6 +5,7 @@
 
 #include "spool/core/bytes.h"
 #include "spool/core/crc32c.h"
+#include "spool/core/storage/verify.h"
 
 namespace spool::cli {
 
@@ -60,7 +61,7 @@ std::string FormatTimestamp(std::chrono::system_clock::time_point time) {
 
 std::string FormatSize(uint64_t bytes, bool human) { return human ? FormatBytes(bytes) : std::to_string(bytes); }
 
-std::string ObjectJson(std::string_view url, const ObjectInfo& info) {
+std::string ObjectJson(std::string_view url, const ObjectInfo& info, bool verified_by) {
   std::string out = "{\"url\":" + JsonString(url) + ",\"key\":" + JsonString(info.key) +
                     ",\"size\":" + std::to_string(info.size) + ",\"updated\":" + JsonString(FormatTimestamp(info.updated)) +
                     ",\"version\":" + JsonString(info.version);
@@ -68,7 +69,21 @@ std::string ObjectJson(std::string_view url, const ObjectInfo& info) {
     out += ",\"crc32c\":" + JsonString(crc32c::ToBase64(*info.crc32c));
     out += std::string(",\"crc32c_from\":") + (info.crc32c_from_uploader ? "\"uploader\"" : "\"store\"");
   }
-  if (!info.md5_base64.empty()) out += ",\"md5\":" + JsonString(info.md5_base64);
+  if (info.digest) {
+    const StoredDigest& digest = *info.digest;
+    out += ",\"digest\":{\"algorithm\":" + JsonString(DigestName(digest.algorithm)) +
+           ",\"value\":" + JsonString(digest.base64) + ",\"from\":" + JsonString(digest.source) + "}";
+    if (digest.algorithm == DigestAlgorithm::kMd5) out += ",\"md5\":" + JsonString(digest.base64);
+  }
+  if (verified_by) {
+    // What a whole read is checked against: from "uploader" or "store" for
+    // the CRC32C, else the digest's "from"; null when nothing.
+    const std::optional<StoredDigest> checksum = ReadChecksum(info);
+    out += ",\"verified_by\":";
+    out += checksum ? "{\"algorithm\":" + JsonString(DigestName(checksum->algorithm)) +
+                          ",\"from\":" + JsonString(checksum->source) + "}"
+                    : "null";
+  }
   out += "}";
   return out;
 }

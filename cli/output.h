@@ -26,7 +26,11 @@ std::string FormatTimestamp(std::chrono::system_clock::time_point time);
 // The size column of `ls -l`: bytes, or "1.5 GiB" when human.
 std::string FormatSize(uint64_t bytes, bool human);
 
-// {"url":...,"key":...,"size":...,"updated":...,"version":...,"crc32c":...}
-std::string ObjectJson(std::string_view url, const ObjectInfo& info);
+// {"url":...,"key":...,"size":...,"updated":...,"version":...,"crc32c":...,
+// "crc32c_from":..., "digest":{"algorithm":...,"value":...,"from":...}, "md5":...},
+// the checksums only where the object has them; with `verified_by` (spool
+// stat, not a listing, which shows no checksums) also
+// "verified_by":{"algorithm":...,"from":...} or null.
+std::string ObjectJson(std::string_view url, const ObjectInfo& info, bool verified_by = false);
 
 }  // namespace spool::cli

@@ -5,8 +5,8 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
-#include "spool/core/crc32c.h"
 #include "spool/core/storage/transfer.h"
+#include "spool/core/storage/verify.h"
 
 namespace spool::cli {
 
@@ -68,25 +68,29 @@ Status RunCat(const CatOptions& options, const GlobalOptions& global) {
   transfer.part_size = kChunkSize / 4;
   std::string buffer(std::min(kChunkSize, range.end - range.begin), '\0');
   // A whole object is checked against the CRC32C its store keeps (or its
-  // uploader stored). The bytes are on standard output by then, so a
-  // mismatch can only fail the command (exit 3), as a broken pipe would.
+  // uploader stored), else its other checksum (docs/integrity.md). The bytes
+  // are on standard output by then, so a mismatch can only fail the command
+  // (exit 3), as a broken pipe would. An object read in one request was
+  // checked by a reader that verifies whole reads before anything was written.
   const bool whole = range.begin == 0 && range.end == size;
-  uint32_t crc = 0;
+  const bool one_read = size <= transfer.part_size && object->verifies_whole_reads();
+  std::optional<ChecksumVerifier> verifier;
+  if (whole && !one_read) {
+    if (std::optional<StoredDigest> expected = ReadChecksum(object->info())) verifier.emplace(*expected, url);
+  }
   for (uint64_t offset = range.begin; offset < range.end;) {
     std::span<char> chunk(buffer.data(), std::min<uint64_t>(buffer.size(), range.end - offset));
     SPOOL_ASSIGN_OR_RETURN(size_t n, ReadParallel(*object, offset, chunk, transfer));
     if (n == 0) return DataLossError(url + " ended at byte " + std::to_string(offset) + " before its size");
-    if (whole) crc = crc32c::Extend(crc, buffer.data(), n);
+    if (verifier) verifier->Update(buffer.data(), n);
     if (std::fwrite(buffer.data(), 1, n, stdout) != n) {
       return UnavailableError("writing " + url + " to standard output failed");
     }
     offset += n;
   }
-  const std::optional<uint32_t> expected = object->info().crc32c;
-  if (whole && expected && *expected != crc) {
+  if (verifier) {
     std::fflush(stdout);
-    return DataLossError(url + ": the bytes read have CRC32C " + crc32c::ToHex(crc) + " but the store reports " +
-                         crc32c::ToHex(*expected) + "; what was written to standard output is damaged");
+    return verifier->Finish("what was written to standard output is damaged");
   }
   return OkStatus();
 }

@@ -1,11 +1,15 @@
 // spool stat URL
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
 #include "spool/core/bytes.h"
 #include "spool/core/crc32c.h"
+#include "spool/core/storage/verify.h"
 
 namespace spool::cli {
 
@@ -24,7 +28,7 @@ Status RunStat(const std::string& url, const GlobalOptions& global) {
   }
   const std::string described = store.Describe(info->key);
   if (global.json) {
-    PrintLine(ObjectJson(described, *info));
+    PrintLine(ObjectJson(described, *info, /*verified_by=*/true));
     return OkStatus();
   }
   PrintLine("url:      " + described);
@@ -33,12 +37,22 @@ Status RunStat(const std::string& url, const GlobalOptions& global) {
   PrintLine("version:  " + info->version);
   if (info->crc32c) {
     PrintLine("crc32c:   " + crc32c::ToBase64(*info->crc32c) +
-              (info->crc32c_from_uploader ? "  (stored by spool's uploader; reads are verified against it)"
-                                          : "  (kept by the store; reads are verified against it)"));
+              (info->crc32c_from_uploader ? "  (stored by spool's uploader)" : "  (kept by the store)"));
   } else {
-    PrintLine("crc32c:   none: whole reads of this object cannot be verified (docs/integrity.md)");
+    PrintLine("crc32c:   none");
   }
-  if (!info->md5_base64.empty()) PrintLine("md5:      " + info->md5_base64);
+  if (info->digest) {
+    std::string label = std::string(DigestName(info->digest->algorithm)) + ":";
+    label.resize(std::max<size_t>(label.size() + 1, 10), ' ');
+    PrintLine(label + info->digest->base64 + "  (" + DescribeSource(*info->digest) + ")");
+  }
+  // What a whole read (cp, cat, a reader) is checked against.
+  if (std::optional<StoredDigest> checksum = ReadChecksum(*info)) {
+    PrintLine("verified by: " + DescribeChecksum(*checksum));
+  } else {
+    PrintLine("verified by: nothing: the store keeps no checksum of this object, so whole reads of it cannot be "
+              "verified (docs/integrity.md)");
+  }
   return OkStatus();
 }
 

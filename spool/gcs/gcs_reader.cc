@@ -4,8 +4,8 @@
 #include <cstring>
 #include <utility>
 
-#include "spool/core/crc32c.h"
 #include "spool/core/parallel_for.h"
+#include "spool/core/storage/verify.h"
 
 namespace spool::gcs {
 
@@ -65,13 +65,11 @@ Result<size_t> GcsReader::ReadAt(uint64_t offset, std::span<char> buffer) {
       return ReadRange(offset + begin, out.subspan(begin, n), nullptr);
     }));
   }
-  if (whole && expected_crc) {
-    const uint32_t actual = crc32c::Value(out.data(), out.size());
-    if (actual != *expected_crc) {
-      return DataLossError(GcsClient::Url(object_.bucket, object_.name) + ": CRC32C of the bytes read (" +
-                           crc32c::ToHex(actual) + ") differs from the object's (" +
-                           crc32c::ToHex(*expected_crc) + "); the data was corrupted in transit, read it again");
-    }
+  if (whole) {
+    // Against the CRC32C (every GCS object has one), else the md5Hash.
+    ObjectInfo checked = info_;
+    checked.crc32c = expected_crc;
+    SPOOL_RETURN_IF_ERROR(VerifyWholeObject(checked, GcsClient::Url(object_.bucket, object_.name), out));
   }
   return length;
 }

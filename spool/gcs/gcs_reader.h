@@ -24,8 +24,9 @@ class GcsReader : public ReadableObject {
   const ObjectInfo& info() const override { return info_; }
   // Ranges are pinned to the generation seen at open (FailedPrecondition
   // once it is replaced). A ReadAt that covers the whole object is checked
-  // against its CRC32C: DataLoss on a mismatch.
+  // against its CRC32C (else its md5Hash): DataLoss on a mismatch.
   Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override;
+  bool verifies_whole_reads() const override { return true; }
 
  private:
   Status ReadRange(uint64_t offset, std::span<char> out, std::optional<uint32_t>* whole_crc) const;

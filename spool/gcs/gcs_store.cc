@@ -21,7 +21,9 @@ ObjectInfo ToObjectInfo(const ObjectMetadata& object) {
   info.size = object.size;
   info.version = std::to_string(object.generation);
   info.crc32c = object.crc32c;
-  info.md5_base64 = object.md5_base64;
+  if (IsDigestValue(DigestAlgorithm::kMd5, object.md5_base64)) {
+    info.digest = StoredDigest{DigestAlgorithm::kMd5, object.md5_base64, "md5Hash"};
+  }
   info.updated = object.updated;
   return info;
 }

@@ -4,7 +4,9 @@
 #include <ctime>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/digest.h"
 #include "spool/core/log.h"
+#include "spool/core/strings.h"
 #include "spool/s3/crypto.h"
 #include "spool/s3/errors.h"
 
@@ -34,10 +36,16 @@ namespace {
 
 constexpr std::string_view kDefaultContentType = "binary/octet-stream";
 
+// A multipart object's checksum may be of its parts' checksums (AWS's
+// COMPOSITE type, a value "xxxx-12"), not of its bytes: it cannot be checked
+// against the bytes without the part boundaries, so it is not used.
+bool CompositeChecksums(const HttpHeaders& headers) {
+  return EqualsIgnoreCase(headers.Get("x-amz-checksum-type").value_or(""), "COMPOSITE");
+}
+
 std::optional<uint32_t> FullObjectCrc32c(const HttpHeaders& headers) {
   auto value = headers.Get("x-amz-checksum-crc32c");
-  // "xxxx-12" is a checksum of part checksums, not of the bytes.
-  if (!value || value->find('-') != std::string::npos) return std::nullopt;
+  if (!value || value->find('-') != std::string::npos || CompositeChecksums(headers)) return std::nullopt;
   uint32_t crc = 0;
   if (!crc32c::FromBase64(*value, &crc)) return std::nullopt;
   return crc;
@@ -55,6 +63,63 @@ void SetStoredCrc32c(const HttpHeaders& headers, std::optional<uint32_t>& crc, b
     crc = stored;
     from_uploader = true;
   }
+}
+
+// Whether the ETag of a single-part object is the MD5 of its bytes: not
+// when it is encrypted with SSE-KMS, DSSE or a customer key (SSE-C), whose
+// ETags are not; SSE-S3 (AES256) keeps the MD5. An encryption this code
+// does not know counts as not.
+bool EtagCanBeMd5(const HttpHeaders& headers) {
+  if (headers.Has("x-amz-server-side-encryption-customer-algorithm")) return false;
+  const std::optional<std::string> sse = headers.Get("x-amz-server-side-encryption");
+  return !sse || EqualsIgnoreCase(*sse, "AES256");
+}
+
+// The MD5 (raw) that a single-part object's ETag is: exactly 32 hex digits
+// between the quotes ("-N" marks a multipart object, whose ETag is an MD5 of
+// its parts' MD5s).
+std::optional<std::string> Md5OfEtag(std::string_view etag) {
+  if (etag.size() == 34 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, 32);
+  if (etag.size() != 32) return std::nullopt;
+  std::string raw(16, '\0');
+  for (size_t i = 0; i < 32; ++i) {
+    const char c = AsciiToLower(etag[i]);
+    int v = 0;
+    if (c >= '0' && c <= '9') {
+      v = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      v = c - 'a' + 10;
+    } else {
+      return std::nullopt;
+    }
+    raw[i / 2] = static_cast<char>((static_cast<unsigned char>(raw[i / 2]) << 4) | v);
+  }
+  return raw;
+}
+
+// The checksum of the whole object that a HEAD or GET answer (asked with
+// x-amz-checksum-mode: ENABLED) carries besides CRC32C: a full-object
+// x-amz-checksum-* of another algorithm (the cheapest to compute first),
+// else the MD5 a single-part object's ETag is, where the answer shows that
+// it can be one. Never from a listing: it does not show the encryption.
+std::optional<StoredDigest> StoredDigestOf(const HttpHeaders& headers) {
+  if (!CompositeChecksums(headers)) {
+    static constexpr std::pair<const char*, DigestAlgorithm> kChecksums[] = {
+        {"x-amz-checksum-crc32", DigestAlgorithm::kCrc32},
+        {"x-amz-checksum-crc64nvme", DigestAlgorithm::kCrc64Nvme},
+        {"x-amz-checksum-sha256", DigestAlgorithm::kSha256},
+        {"x-amz-checksum-sha1", DigestAlgorithm::kSha1},
+    };
+    for (const auto& [header, algorithm] : kChecksums) {
+      std::optional<std::string> value = headers.Get(header);
+      // IsDigestValue also turns away a composite "xxxx-12".
+      if (value && IsDigestValue(algorithm, *value)) return StoredDigest{algorithm, *value, header};
+    }
+  }
+  if (!EtagCanBeMd5(headers)) return std::nullopt;
+  std::optional<std::string> md5 = Md5OfEtag(headers.Get("ETag").value_or(""));
+  if (!md5) return std::nullopt;
+  return StoredDigest{DigestAlgorithm::kMd5, spool::Base64Encode(*md5), "ETag"};
 }
 
 std::chrono::system_clock::time_point ParseHttpDate(const std::string& text) {
@@ -195,6 +260,7 @@ Result<ObjectInfo> S3Client::HeadObject(std::string_view key) {
   info.size = std::strtoull(response.headers.Get("Content-Length").value_or("0").c_str(), nullptr, 10);
   info.version = response.headers.Get("ETag").value_or("");
   SetStoredCrc32c(response.headers, info.crc32c, info.crc32c_from_uploader);
+  info.digest = StoredDigestOf(response.headers);
   info.updated = ParseHttpDate(response.headers.Get("Last-Modified").value_or(""));
   return info;
 }
@@ -243,8 +309,8 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
       }
     }
     if (options.offset == 0 && result.bytes == response->bytes_received) {
-      bool from_uploader = false;
-      SetStoredCrc32c(response->headers, result.crc32c, from_uploader);
+      SetStoredCrc32c(response->headers, result.crc32c, result.crc32c_from_uploader);
+      result.digest = StoredDigestOf(response->headers);
     }
     return OkStatus();
   }, config_.retry.environment);

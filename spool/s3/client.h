@@ -62,9 +62,15 @@ struct GetOptions {
   bool whole_object = false;
 };
 
+// What a GET that returned the object from byte 0 in one answer says about
+// the whole object's checksums, as HeadObject would (the fields of the same
+// names in ObjectInfo): for an object opened from a listing, which shows
+// none of them.
 struct GetResult {
   size_t bytes = 0;                 // bytes written into the buffer
   std::optional<uint32_t> crc32c;   // of the whole object, when the server sent one
+  bool crc32c_from_uploader = false;
+  std::optional<StoredDigest> digest;
 };
 
 class S3Client {
@@ -82,8 +88,11 @@ class S3Client {
   // Where requests get their credentials (for `spool whoami` / `doctor`).
   const std::shared_ptr<CredentialsProvider>& credentials() const { return credentials_; }
 
-  // Size, ETag (as version), Last-Modified, and the crc32c when the server
-  // keeps a full-object one.
+  // Size, ETag (as version), Last-Modified, the crc32c when the server
+  // keeps a full-object one (or spool's uploader stored one), and the
+  // digest: another full-object x-amz-checksum-* (never a COMPOSITE one),
+  // else the MD5 of a single-part ETag where the answer shows no SSE-KMS,
+  // DSSE or SSE-C.
   Result<ObjectInfo> HeadObject(std::string_view key);
   // Reads [offset, offset + buffer.size()) into `buffer`; a broken transfer
   // resumes at the byte it reached, pinned to `if_match`. A changed object

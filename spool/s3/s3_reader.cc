@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "spool/core/crc32c.h"
 #include "spool/core/parallel_for.h"
+#include "spool/core/storage/verify.h"
 
 namespace spool::s3 {
 namespace {
@@ -26,9 +26,12 @@ class S3Reader : public ReadableObject {
     const uint64_t part = client_->read_part_size();
     Status status = target.size() <= part ? ReadRange(offset, target) : ReadRangesInParallel(offset, target, part);
     SPOOL_RETURN_IF_ERROR(status);
-    if (offset == 0 && wanted == info_.size && info_.crc32c) SPOOL_RETURN_IF_ERROR(CheckCrc32c(target, *info_.crc32c));
+    // A whole object: checked against its CRC32C, else its other checksum.
+    if (offset == 0 && wanted == info_.size) SPOOL_RETURN_IF_ERROR(VerifyWholeObject(info_, Url(), target));
     return wanted;
   }
+
+  bool verifies_whole_reads() const override { return true; }
 
  private:
   Status ReadRange(uint64_t offset, std::span<char> target) {
@@ -36,27 +39,27 @@ class S3Reader : public ReadableObject {
     options.offset = offset;
     options.length = target.size();
     options.if_match = info_.version;
-    // Opened from a listing, the CRC32C is not known yet: a GET of the whole
-    // object asks for it and checks the bytes against it.
+    // Opened from a listing, the checksums are not known yet: a GET of the
+    // whole object asks for them and checks the bytes against them.
     const bool whole = offset == 0 && target.size() == info_.size;
-    options.want_checksum = whole && !info_.crc32c;
+    options.want_checksum = whole && !info_.crc32c && !info_.digest;
     options.whole_object = whole;
     SPOOL_ASSIGN_OR_RETURN(GetResult got, client_->GetObject(info_.key, options, target));
     if (got.bytes != target.size()) {
       return FailedPreconditionError(client_->Describe(info_.key) + " is shorter than when it was opened (byte " +
                                      std::to_string(offset + got.bytes) + "); open it again");
     }
-    if (options.want_checksum && got.crc32c) return CheckCrc32c(target, *got.crc32c);
+    if (options.want_checksum) {
+      ObjectInfo answered = info_;
+      answered.crc32c = got.crc32c;
+      answered.crc32c_from_uploader = got.crc32c_from_uploader;
+      answered.digest = std::move(got.digest);
+      return VerifyWholeObject(answered, Url(), target);
+    }
     return OkStatus();
   }
 
-  Status CheckCrc32c(std::span<const char> bytes, uint32_t expected) const {
-    const uint32_t actual = crc32c::Value(bytes.data(), bytes.size());
-    if (actual == expected) return OkStatus();
-    return DataLossError(client_->Describe(info_.key) + ": the bytes read have CRC32C " + crc32c::ToHex(actual) +
-                         " but the object's is " + crc32c::ToHex(expected) + (info_.crc32c_from_uploader ? " (stored by its uploader)" : "") +
-                         "; the data was corrupted in transit, read it again");
-  }
+  std::string Url() const { return client_->Describe(info_.key); }
 
   // `concurrency` workers take ranges of `part` bytes in order until none is left.
   Status ReadRangesInParallel(uint64_t offset, std::span<char> target, uint64_t part) {

@@ -186,10 +186,13 @@ TEST_F(SpoolCli, StatDescribesOneObject) {
   EXPECT_EQ(lines[0], "url:      " + (dir_ / "f.txt").string());
   EXPECT_EQ(lines[1], "size:     6 (6 B)");
   EXPECT_TRUE(lines[2].starts_with("updated:  20")) << lines[2];
+  // A local file keeps no checksum: stat says that reads of it are not verified.
+  EXPECT_TRUE(lines.back().starts_with("verified by: nothing")) << lines.back();
 
   Outcome json = Spool({"stat", "--json", (dir_ / "f.txt").string()});
   ASSERT_EQ(json.exit_code, 0);
   EXPECT_NE(json.out.find("\"size\":6"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"verified_by\":null"), std::string::npos) << json.out;
 
   Outcome folder = Spool({"stat", dir_.string()});
   EXPECT_EQ(folder.exit_code, 1);

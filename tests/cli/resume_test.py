@@ -15,7 +15,6 @@ Only the standard library.
 import argparse
 import glob
 import hashlib
-import json
 import os
 import random
 import re
@@ -31,6 +30,9 @@ import urllib.error
 import urllib.request
 import uuid
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+from fault_proxy_client import FaultProxyProcess  # noqa: E402
+
 SPOOL = PROXY = BACKEND = ""
 MIB = 1 << 20
 SIZE = 200 * MIB
@@ -39,39 +41,9 @@ CHUNK = 16 * MIB  # the GCS store's resumable chunk
 PIECES = 0  # 200 MiB in S3 parts of 8 MiB (s3::DefaultPartSize) or GCS chunks of 16 MiB: set in main
 
 
-class Proxy:
+class Proxy(FaultProxyProcess):
     def __init__(self, upstream, folder):
-        state = os.path.join(folder, "proxy.json")
-        self.process = subprocess.Popen([sys.executable, PROXY, "--upstream", upstream, "--state-file", state,
-                                         "--exit-on-stdin-eof"], stdin=subprocess.PIPE)
-        deadline = time.time() + 30
-        while not os.path.exists(state):
-            if self.process.poll() is not None or time.time() > deadline:
-                raise RuntimeError("the fault proxy did not start")
-            time.sleep(0.05)
-        time.sleep(0.1)
-        with open(state) as f:
-            ports = json.load(f)
-        self.url = f"http://127.0.0.1:{ports['port']}"
-        self.control = f"http://127.0.0.1:{ports['control_port']}"
-
-    def call(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.control + path, data=data, method=method)
-        with urllib.request.urlopen(request, timeout=30) as response:
-            text = response.read().decode()
-        return json.loads(text) if text else None
-
-    def log(self):
-        return self.call("GET", "/log")
-
-    def reset(self):
-        self.call("DELETE", "/rules")
-        self.call("DELETE", "/log")
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+        super().__init__(PROXY, upstream, folder)
 
 
 def is_piece(entry):

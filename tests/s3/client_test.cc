@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/digest.h"
 #include "spool/s3/crypto.h"
 #include "spool/s3/s3_reader.h"
 #include "spool/s3/s3_writer.h"
@@ -344,7 +345,7 @@ TEST(S3Reader, AWholeObjectReadFromAListingIsCheckedAgainstTheServersCrc32c) {
     if (corrupt) answer.body[3] ^= 1;
     return answer;
   });
-  ObjectInfo listed{"k", object.size(), "\"v\"", std::nullopt, false, "", {}};
+  ObjectInfo listed{"k", object.size(), "\"v\"", std::nullopt, false, std::nullopt, {}};
   Executor executor(2);
   auto reader = MakeS3Reader(Client(transport), listed, executor);
   std::string buffer(object.size(), '\0');
@@ -379,7 +380,7 @@ TEST(S3Reader, AWholeObjectIsOnePlainGetThatResumesWithARange) {
     return answer;
   });
   Executor executor(2);
-  ObjectInfo info{"k", object.size(), "\"v\"", crc32c::Value(object), false, "", {}};
+  ObjectInfo info{"k", object.size(), "\"v\"", crc32c::Value(object), false, std::nullopt, {}};
   std::string buffer(object.size(), '\0');
   ASSERT_TRUE(MakeS3Reader(Client(transport), info, executor)->ReadAt(0, buffer).ok());
   EXPECT_EQ(buffer, object);
@@ -414,7 +415,7 @@ TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   });
   ResolvedConfig config = LocalConfig();
   config.part_size = 16;  // tiny parts, only for this test
-  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, false, "", {}};
+  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, false, std::nullopt, {}};
   Executor executor(3);
   auto reader = MakeS3Reader(Client(transport, config), info, executor);
   std::string buffer(90, '\0');
@@ -425,6 +426,179 @@ TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   EXPECT_EQ(transport->requests().size(), 6u);  // ceil(90 / 16)
   EXPECT_EQ(reader->ReadAt(101, buffer).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(*reader->ReadAt(100, buffer), 0u);
+}
+
+// What HEAD makes of the checksums an answer carries, besides CRC32C: a
+// full-object x-amz-checksum-* of another algorithm, else the MD5 that a
+// single-part object's ETag is, unless the answer shows that it cannot be.
+std::optional<StoredDigest> DigestOfHead(const std::vector<std::pair<std::string, std::string>>& headers) {
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.headers.Add("Content-Length", "3");
+    for (const auto& [name, value] : headers) answer.headers.Add(name, value);
+    return answer;
+  });
+  auto info = Client(transport)->HeadObject("k");
+  EXPECT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(transport->requests().at(0).headers.Get("x-amz-checksum-mode").value_or(""), "ENABLED");
+  return info.ok() ? info->digest : std::nullopt;
+}
+
+TEST(S3Client, ASinglePartEtagIsAnMd5) {
+  const std::string md5 = HexEncode(Md5("abc"));
+  auto digest = DigestOfHead({{"ETag", "\"" + md5 + "\""}});
+  ASSERT_TRUE(digest.has_value());
+  EXPECT_EQ(digest->algorithm, DigestAlgorithm::kMd5);
+  EXPECT_EQ(digest->base64, Base64Encode(Md5("abc")));
+  EXPECT_EQ(digest->source, "ETag");
+  // SSE-S3 keeps the MD5; upper-case hex is the same digest.
+  EXPECT_TRUE(DigestOfHead({{"ETag", "\"" + md5 + "\""}, {"x-amz-server-side-encryption", "AES256"}}).has_value());
+  std::string upper = md5;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_TRUE(DigestOfHead({{"ETag", "\"" + upper + "\""}}).has_value());
+}
+
+TEST(S3Client, EtagsThatAreNotMd5sAreIgnored) {
+  const std::string md5 = HexEncode(Md5("abc"));
+  EXPECT_FALSE(DigestOfHead({{"ETag", "\"" + md5 + "-2\""}}).has_value()) << "multipart";
+  EXPECT_FALSE(DigestOfHead({{"ETag", "\"" + md5.substr(1) + "\""}}).has_value()) << "31 digits";
+  EXPECT_FALSE(DigestOfHead({{"ETag", "\"" + md5.substr(1) + "g\""}}).has_value()) << "not hex";
+  EXPECT_FALSE(DigestOfHead({{"ETag", "W/\"" + md5 + "\""}}).has_value()) << "weak";
+  EXPECT_FALSE(DigestOfHead({{"ETag", "\"" + md5 + "\""}, {"x-amz-server-side-encryption", "aws:kms"}}).has_value());
+  EXPECT_FALSE(
+      DigestOfHead({{"ETag", "\"" + md5 + "\""}, {"x-amz-server-side-encryption", "aws:kms:dsse"}}).has_value());
+  EXPECT_FALSE(DigestOfHead({{"ETag", "\"" + md5 + "\""},
+                             {"x-amz-server-side-encryption-customer-algorithm", "AES256"}})
+                   .has_value());
+}
+
+TEST(S3Client, AFullObjectChecksumIsPreferredToTheEtag) {
+  const std::string sha256 = Base64Encode(Sha256("abc"));
+  auto digest = DigestOfHead({{"ETag", "\"" + HexEncode(Md5("abc")) + "\""}, {"x-amz-checksum-sha256", sha256},
+                              {"x-amz-checksum-type", "FULL_OBJECT"}});
+  ASSERT_TRUE(digest.has_value());
+  EXPECT_EQ(digest->algorithm, DigestAlgorithm::kSha256);
+  EXPECT_EQ(digest->base64, sha256);
+  EXPECT_EQ(digest->source, "x-amz-checksum-sha256");
+
+  const std::string crc64 = Base64Encode(DigestOf(DigestAlgorithm::kCrc64Nvme, "abc"));
+  digest = DigestOfHead({{"x-amz-checksum-crc64nvme", crc64}});
+  ASSERT_TRUE(digest.has_value());
+  EXPECT_EQ(digest->algorithm, DigestAlgorithm::kCrc64Nvme);
+  EXPECT_EQ(digest->base64, crc64);
+}
+
+// A composite checksum (of the parts' checksums) says nothing about the
+// bytes without the part boundaries: neither it nor the multipart ETag is used.
+TEST(S3Client, CompositeChecksumsAreIgnored) {
+  const std::string sha256 = Base64Encode(Sha256("abc"));
+  EXPECT_FALSE(DigestOfHead({{"ETag", "\"" + HexEncode(Md5("abc")) + "-3\""}, {"x-amz-checksum-sha256", sha256 + "-3"}})
+                   .has_value());
+  EXPECT_FALSE(DigestOfHead({{"ETag", "\"" + HexEncode(Md5("abc")) + "-3\""}, {"x-amz-checksum-sha256", sha256},
+                             {"x-amz-checksum-type", "COMPOSITE"}})
+                   .has_value());
+  // The same for CRC32C: no crc32c at all.
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.headers.Add("x-amz-checksum-crc32c", crc32c::ToBase64(crc32c::Value("abc")));
+    answer.headers.Add("x-amz-checksum-type", "COMPOSITE");
+    return answer;
+  });
+  auto info = Client(transport)->HeadObject("k");
+  ASSERT_TRUE(info.ok());
+  EXPECT_FALSE(info->crc32c.has_value());
+}
+
+// An object the AWS CLI uploaded in one PUT to a server without flexible
+// checksums (Ceph RGW): no CRC32C, but its ETag is the MD5 of its bytes.
+TEST(S3Reader, AWholeObjectReadIsCheckedAgainstTheMd5OfASinglePartEtag) {
+  const std::string object = "written by another tool";
+  bool corrupt = true;
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest& request) {
+    ScriptedTransport::Answer answer;
+    answer.headers.Add("ETag", "\"" + HexEncode(Md5(object)) + "\"");
+    answer.body = object;
+    if (corrupt) answer.body[3] ^= 1;
+    unsigned long first = 0, last = 0;
+    if (std::sscanf(RangeOf(request).c_str(), "bytes=%lu-%lu", &first, &last) == 2) {
+      answer.status = 206;
+      answer.headers.Add("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" +
+                                              std::to_string(object.size()));
+      answer.body = answer.body.substr(first, last - first + 1);
+    }
+    return answer;
+  });
+  ObjectInfo info{"k", object.size(), "\"" + HexEncode(Md5(object)) + "\"", std::nullopt, false,
+                  StoredDigest{DigestAlgorithm::kMd5, Base64Encode(Md5(object)), "ETag"}, {}};
+  Executor executor(2);
+  auto reader = MakeS3Reader(Client(transport), info, executor);
+  EXPECT_TRUE(reader->verifies_whole_reads());
+  std::string buffer(object.size(), '\0');
+  auto read = reader->ReadAt(0, buffer);
+  ASSERT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+  const std::string message = read.status().message();
+  EXPECT_NE(message.find("s3://bucket/k"), std::string::npos) << message;
+  EXPECT_NE(message.find("MD5 "), std::string::npos) << message;
+  EXPECT_NE(message.find(HexEncode(Md5(object))), std::string::npos) << message;
+  EXPECT_NE(message.find("single-part ETag"), std::string::npos) << message;
+  EXPECT_NE(message.find("read it again"), std::string::npos) << message;
+  // A part of it has no checksum to check.
+  std::string part(5, '\0');
+  EXPECT_TRUE(reader->ReadAt(0, part).ok());
+  corrupt = false;
+  EXPECT_TRUE(reader->ReadAt(0, buffer).ok());
+  EXPECT_EQ(buffer, object);
+}
+
+// Opened from a listing (which shows no encryption, so its ETag is not
+// trusted), a whole-object GET checks the bytes against what its own answer
+// shows: the ETag's MD5 unless the object is encrypted with SSE-KMS.
+TEST(S3Reader, AWholeObjectReadFromAListingIsCheckedAgainstTheEtagItsAnswerShows) {
+  const std::string object = "abcdefghijklmnopqrstuvwxyz";
+  bool kms = false;
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.headers.Add("Content-Length", std::to_string(object.size()));
+    answer.headers.Add("ETag", "\"" + HexEncode(Md5(object)) + "\"");
+    if (kms) answer.headers.Add("x-amz-server-side-encryption", "aws:kms");
+    answer.body = object;
+    answer.body[3] ^= 1;
+    return answer;
+  });
+  ObjectInfo listed{"k", object.size(), "\"" + HexEncode(Md5(object)) + "\"", std::nullopt, false, std::nullopt, {}};
+  Executor executor(2);
+  auto reader = MakeS3Reader(Client(transport), listed, executor);
+  std::string buffer(object.size(), '\0');
+  auto read = reader->ReadAt(0, buffer);
+  EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("MD5"), std::string::npos) << read.status().ToString();
+  kms = true;  // the ETag is no MD5: nothing to check against
+  EXPECT_TRUE(reader->ReadAt(0, buffer).ok());
+}
+
+TEST(S3Reader, ALargeWholeReadIsCheckedAgainstAFullObjectSha256) {
+  std::string object(100, '\0');
+  for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('A' + i % 26);
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest& request) {
+    unsigned long first = 0, last = 0;
+    std::sscanf(RangeOf(request).c_str(), "bytes=%lu-%lu", &first, &last);
+    ScriptedTransport::Answer answer;
+    answer.status = 206;
+    answer.headers.Add("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/100");
+    answer.body = object.substr(first, last - first + 1);
+    if (first == 32) answer.body[0] ^= 1;
+    return answer;
+  });
+  ResolvedConfig config = LocalConfig();
+  config.part_size = 16;  // several ranges in parallel
+  ObjectInfo info{"k", 100, "\"v\"", std::nullopt, false,
+                  StoredDigest{DigestAlgorithm::kSha256, Base64Encode(Sha256(object)), "x-amz-checksum-sha256"}, {}};
+  Executor executor(3);
+  std::string buffer(100, '\0');
+  auto read = MakeS3Reader(Client(transport, config), info, executor)->ReadAt(0, buffer);
+  ASSERT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("SHA-256"), std::string::npos) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("x-amz-checksum-sha256"), std::string::npos) << read.status().ToString();
 }
 
 // A fake multipart endpoint: hands out an upload id, ETags "\"p<N>\"" for

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/digest.h"
 #include "spool/core/storage/memory_store.h"
 #include "tests/support/temp_dir.h"
 
@@ -62,6 +63,38 @@ class CorruptingStore : public MemoryStore {
   }
 };
 
+// Shows its objects as a store that keeps no CRC32C but another checksum
+// would (an S3 object the AWS CLI wrote: the MD5 of its single-part ETag),
+// computed over the object's bytes, or over other bytes when `wrong`. Its
+// readers do not verify whole reads themselves, so a single-part read is
+// checked by the transfer too.
+class DigestOnlyStore : public MemoryStore {
+ public:
+  DigestOnlyStore(std::string bucket, DigestAlgorithm algorithm, bool wrong)
+      : MemoryStore(std::move(bucket)), algorithm_(algorithm), wrong_(wrong) {}
+  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
+    SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> inner, MemoryStore::OpenRead(key));
+    std::string bytes(inner->info().size, '\0');
+    SPOOL_RETURN_IF_ERROR(inner->ReadAt(0, bytes).status());
+    if (wrong_) bytes += "x";
+    auto reader = std::make_unique<Readable>(std::move(inner));
+    reader->info_.crc32c.reset();
+    reader->info_.digest = StoredDigest{algorithm_, Base64Encode(DigestOf(algorithm_, bytes)), "ETag"};
+    return std::unique_ptr<ReadableObject>(std::move(reader));
+  }
+
+ private:
+  struct Readable : ReadableObject {
+    explicit Readable(std::unique_ptr<ReadableObject> inner) : inner_(std::move(inner)), info_(inner_->info()) {}
+    const ObjectInfo& info() const override { return info_; }
+    Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override { return inner_->ReadAt(offset, buffer); }
+    std::unique_ptr<ReadableObject> inner_;
+    ObjectInfo info_;
+  };
+  DigestAlgorithm algorithm_;
+  bool wrong_;
+};
+
 class TransferTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -103,6 +136,43 @@ TEST_F(TransferTest, DownloadRejectsABadChecksumAndLeavesNoFile) {
   Result<ObjectInfo> downloaded = DownloadFile(bad_, "object", dir_ / "out.bin", options_);
   EXPECT_EQ(downloaded.status().code(), StatusCode::kDataLoss) << downloaded.status().ToString();
   EXPECT_EQ(EntriesIn(dir_), 0u) << "neither the file nor its temporary may remain";
+}
+
+// Without a CRC32C, downloads and copies check the object's other checksum:
+// in several parts (the file is hashed after the parts are written) and in one.
+TEST_F(TransferTest, WithoutACrc32cTheStoredDigestIsChecked) {
+  for (DigestAlgorithm algorithm : {DigestAlgorithm::kMd5, DigestAlgorithm::kSha256, DigestAlgorithm::kCrc64Nvme}) {
+    for (uint64_t part_size : {uint64_t{1} << 20, uint64_t{16} << 20}) {
+      SCOPED_TRACE(std::string(DigestName(algorithm)) + ", part size " + std::to_string(part_size));
+      MemoryStore::ClearBucket("transfer-digest");
+      MemoryStore::ClearBucket("transfer-copies");
+      DigestOnlyStore right("transfer-digest", algorithm, /*wrong=*/false);
+      DigestOnlyStore wrong("transfer-digest", algorithm, /*wrong=*/true);
+      MemoryStore copies("transfer-copies");
+      ASSERT_TRUE(WriteAll(right, "object", data_).ok());
+      options_.part_size = part_size;
+
+      Result<ObjectInfo> downloaded = DownloadFile(right, "object", dir_ / "out.bin", options_);
+      ASSERT_TRUE(downloaded.ok()) << downloaded.status().ToString();
+      EXPECT_EQ(fs::file_size(dir_ / "out.bin"), data_.size());
+      fs::remove(dir_ / "out.bin");
+      ASSERT_TRUE(CopyObject(right, "object", copies, "copy", options_).ok());
+      EXPECT_EQ(ReadAll(copies, "copy").value_or(""), data_);
+      ASSERT_TRUE(copies.Delete("copy").ok());
+
+      downloaded = DownloadFile(wrong, "object", dir_ / "out.bin", options_);
+      ASSERT_EQ(downloaded.status().code(), StatusCode::kDataLoss) << downloaded.status().ToString();
+      const std::string message = downloaded.status().message();
+      EXPECT_NE(message.find("mem://transfer-digest/object"), std::string::npos) << message;
+      EXPECT_NE(message.find(std::string(DigestDisplayName(algorithm)) + " "), std::string::npos) << message;
+      EXPECT_NE(message.find("read it again"), std::string::npos) << message;
+      EXPECT_EQ(EntriesIn(dir_), 0u) << "neither the file nor its temporary may remain";
+
+      Result<ObjectInfo> copied = CopyObject(wrong, "object", copies, "copy", options_);
+      EXPECT_EQ(copied.status().code(), StatusCode::kDataLoss) << copied.status().ToString();
+      EXPECT_EQ(copies.Stat("copy").status().code(), StatusCode::kNotFound) << "nothing may be committed";
+    }
+  }
 }
 
 TEST_F(TransferTest, UploadRejectsABadStoredChecksum) {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spool/core/digest.h"
 #include "spool/core/request_counters.h"
 #include "spool/core/status.h"
 
@@ -36,7 +37,13 @@ struct ObjectInfo {
   // the service: it checks the bytes against what the writer read from its
   // source, which the service itself never confirmed.
   bool crc32c_from_uploader = false;
-  std::string md5_base64;          // when the service keeps one
+  // Another checksum of the whole object that its store keeps, when it keeps
+  // one: S3, a full-object x-amz-checksum-* of another algorithm, else the
+  // MD5 that a single-part object's ETag is (only as HEAD or GET showed it:
+  // never from a listing, which does not show whether the object is
+  // encrypted, and then its ETag is no MD5); GCS, md5Hash. Whole reads are
+  // verified against it when there is no crc32c (storage/verify.h).
+  std::optional<StoredDigest> digest;
   std::chrono::system_clock::time_point updated{};
 };
 
@@ -66,6 +73,12 @@ class ReadableObject {
   // which is less than asked only at the end of the object. An offset past
   // the end is OutOfRange; an offset equal to the size reads 0 bytes.
   virtual Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) = 0;
+  // Whether a ReadAt that returns the whole object at once has checked it
+  // against the object's checksum (VerifyWholeObject in storage/verify.h,
+  // or what the response carried for an object opened from a listing) and
+  // failed with DataLoss on a mismatch: a caller that read the whole object
+  // in one call need not hash it again (S3 and GCS readers).
+  virtual bool verifies_whole_reads() const { return false; }
 };
 
 struct WriteOptions {

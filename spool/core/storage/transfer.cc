@@ -23,6 +23,7 @@
 #include "spool/core/storage/upload_state.h"
 #include "spool/core/parallel_for.h"
 #include "spool/core/storage/local_files.h"
+#include "spool/core/storage/verify.h"
 
 namespace spool {
 
@@ -190,6 +191,13 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
   std::deque<std::unique_ptr<Part>> in_flight;
   uint64_t next_offset = 0;
   uint32_t crc = 0;
+  // Without a CRC32C, the source's other checksum (docs/integrity.md), over
+  // the parts in order as they are appended. One part is one whole read,
+  // which a reader that verifies whole reads has checked already.
+  std::optional<ChecksumVerifier> verifier;
+  if (!info.crc32c && info.digest && !(info.size <= part_size && source->verifies_whole_reads())) {
+    verifier.emplace(*info.digest, source_url);
+  }
 
   while (next_offset < info.size || !in_flight.empty()) {
     while (next_offset < info.size && in_flight.size() < concurrency) {
@@ -216,6 +224,7 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
     SPOOL_RETURN_IF_ERROR(oldest.reading->Wait());
     SPOOL_RETURN_IF_ERROR(cancel.Check("copying " + source_url));
     crc = crc32c::Extend(crc, oldest.buffer.data(), oldest.buffer.size());
+    if (verifier) verifier->Update(oldest.buffer);
     SPOOL_RETURN_IF_ERROR(writer->Append(oldest.buffer));
     ReportProgress(options, oldest.buffer.size());
     spares.push_back(std::move(oldest.buffer));
@@ -227,6 +236,12 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
     return DataLossError(source_url + ": the bytes read have CRC32C " + crc32c::ToHex(crc) +
                          " but the source reports " + crc32c::ToHex(*info.crc32c) + "; nothing was written, retry the copy");
   }
+  if (verifier) {
+    if (Status checked = verifier->Finish("nothing was written"); !checked.ok()) {
+      writer->Abort();
+      return checked;
+    }
+  }
   SPOOL_RETURN_IF_ERROR(cancel.Check("copying " + source_url));  // nothing commits once cancelled
   SPOOL_ASSIGN_OR_RETURN(ObjectInfo written, writer->Close());
   SPOOL_RETURN_IF_ERROR(CheckWrittenChecksum(to, to_key, written, crc));
@@ -236,11 +251,11 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
 
 namespace {
 
-// The CRC32C of the first `size` bytes of `fd`, read with pread through
-// `buffer` (the file offset is left alone).
-Result<uint32_t> FileCrc32c(int fd, const std::string& name, uint64_t size, std::span<char> buffer,
-                            const CancelToken& cancel) {
-  uint32_t crc = 0;
+// Hands the first `size` bytes of `fd` to `take` in order, read with pread
+// through `buffer` (the file offset is left alone).
+template <typename Take>
+Status ReadFileInOrder(int fd, const std::string& name, uint64_t size, std::span<char> buffer,
+                       const CancelToken& cancel, Take take) {
   for (uint64_t offset = 0; offset < size;) {
     SPOOL_RETURN_IF_ERROR(cancel.Check("reading " + name));
     const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), size - offset));
@@ -253,9 +268,19 @@ Result<uint32_t> FileCrc32c(int fd, const std::string& name, uint64_t size, std:
       return FailedPreconditionError(name + " changed size while it was read (" + std::to_string(size) +
                                      " bytes at the start, " + std::to_string(offset) + " read); retry when it is stable");
     }
-    crc = crc32c::Extend(crc, buffer.data(), static_cast<size_t>(n));
+    take(buffer.data(), static_cast<size_t>(n));
     offset += static_cast<uint64_t>(n);
   }
+  return OkStatus();
+}
+
+// The CRC32C of the first `size` bytes of `fd`.
+Result<uint32_t> FileCrc32c(int fd, const std::string& name, uint64_t size, std::span<char> buffer,
+                            const CancelToken& cancel) {
+  uint32_t crc = 0;
+  SPOOL_RETURN_IF_ERROR(ReadFileInOrder(fd, name, size, buffer, cancel, [&](const char* data, size_t n) {
+    crc = crc32c::Extend(crc, data, n);
+  }));
   return crc;
 }
 
@@ -405,7 +430,8 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
     if (error) return ErrnoStatus(error.value(), folder.string(), "create directory");
   }
   TemporaryFile temp((folder / TemporaryNameFor(path.filename().string())).string());
-  ScopedFd fd(::open(temp.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  // Read and write: an object without a CRC32C is hashed from it afterwards.
+  ScopedFd fd(::open(temp.path().c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   if (fd.get() < 0) {
     temp.Release();  // not ours to remove
     return ErrnoStatus(errno, name, "create a temporary file beside");
@@ -447,6 +473,22 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
   if (info.crc32c && *info.crc32c != crc) {
     return DataLossError(from.Describe(key) + ": the bytes downloaded have CRC32C " + crc32c::ToHex(crc) +
                          " but the store reports " + crc32c::ToHex(*info.crc32c) + "; " + name + " was not written, retry");
+  }
+  // Without a CRC32C, the object's other checksum (a single-part ETag's MD5,
+  // a full-object SHA-256, ...). Unlike a CRC it cannot be computed per part
+  // and combined, and the parts were written in parallel: the file is read
+  // back in order (from the page cache) once all are there, before the
+  // rename. It costs CPU at the hash's speed, MD5 about 0.7 GB/s per core
+  // (docs/integrity.md), and only objects without a CRC32C pay it: not those
+  // spool uploaded, nor any GCS object. One part was one whole read, which a
+  // reader that verifies whole reads has checked already.
+  if (!info.crc32c && info.digest && !(parts == 1 && source->verifies_whole_reads())) {
+    ChecksumVerifier verifier(*info.digest, source_url);
+    BufferPool::Buffer pooled = DefaultBufferPool().Take(std::max<uint64_t>(std::min(part_size, info.size), 1));
+    SPOOL_RETURN_IF_ERROR(ReadFileInOrder(fd.get(), name, info.size, std::span<char>(pooled.data(), pooled.size()),
+                                          CancelToken::Current(),
+                                          [&](const char* data, size_t n) { verifier.Update(data, n); }));
+    SPOOL_RETURN_IF_ERROR(verifier.Finish(name + " was not written"));
   }
   // The temporary file goes away as we return: nothing partial is left.
   SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));

@@ -52,8 +52,9 @@ Result<size_t> ReadParallel(ReadableObject& object, uint64_t offset, std::span<c
                             const TransferOptions& options = {});
 
 // Copies an object between any two stores (or within one), streaming.
-// The checksum of the source (crc32c) is compared with what was written
-// where both sides know it; a mismatch is DataLoss.
+// The bytes read are checked against the source's crc32c, else its digest
+// (storage/verify.h), and the crc32c against what was written where the
+// destination knows it; a mismatch is DataLoss and commits nothing.
 Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, ObjectStore& to,
                               std::string_view to_key, const TransferOptions& options = {});
 
@@ -67,8 +68,10 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
                               const TransferOptions& options = {});
 
 // Downloads an object to `path` through a temporary file in the same folder,
-// renamed into place only when complete; returns the info with the crc32c
-// computed over the bytes written.
+// renamed into place only when complete and checked against the object's
+// crc32c, else its digest (then the file is read back and hashed in order
+// after its parts are written); a mismatch is DataLoss and leaves nothing.
+// Returns the info with the crc32c computed over the bytes written.
 Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const std::filesystem::path& path,
                                 const TransferOptions& options = {});
 
