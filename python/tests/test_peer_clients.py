@@ -122,15 +122,6 @@ class SpoolUpload:
 #: before the upload only when it is larger than that piece.
 SPOOL_TRANSFER_PIECE = 16 << 20
 
-#: An S3 object of 8 MiB to 16 MiB uploaded from a file goes up in parts but
-#: without the CRC32C that docs/integrity.md promises for multipart file
-#: uploads (`spool cp` included): UploadFile skips the pre-read because the
-#: file fits one 16 MiB transfer piece, while the S3 writer's parts are 8 MiB.
-FILE_BETWEEN_PART_AND_PIECE_HAS_NO_CRC32C = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="spool stores no CRC32C for a file upload between the S3 part size (8 MiB) and the transfer "
-           "piece (16 MiB), though it is a multipart upload")
-
 
 def spool_uploads(s3: bool) -> List[Any]:
     """The objects spool writes in the tests, for S3 or for GCS."""
@@ -138,8 +129,9 @@ def spool_uploads(s3: bool) -> List[Any]:
         pytest.param(SpoolUpload("small.bin", 1000), id="single-request"),
         pytest.param(SpoolUpload("empty.bin", 0), id="empty"),
         pytest.param(SpoolUpload("streamed-in-parts.bin", JUST_OVER_ONE_PART), id="streamed-in-parts"),
-        pytest.param(SpoolUpload("file-in-parts.bin", JUST_OVER_ONE_PART, from_file=True), id="file-in-parts",
-                     marks=[FILE_BETWEEN_PART_AND_PIECE_HAS_NO_CRC32C] if s3 else []),
+        # A file between the S3 part size (8 MiB) and the transfer piece
+        # (16 MiB): a multipart upload, which once went up with no CRC32C.
+        pytest.param(SpoolUpload("file-in-parts.bin", JUST_OVER_ONE_PART, from_file=True), id="file-in-parts"),
         pytest.param(SpoolUpload("large-file.bin", SPOOL_TRANSFER_PIECE + 4097, from_file=True),
                      id="file-over-one-piece"),
         pytest.param(SpoolUpload(AWKWARD_KEY, 777), id="awkward-key"),
@@ -460,27 +452,21 @@ def test_spool_checks_its_crc32c_on_objects_others_wrote(s3_peer: S3Peer, tmp_pa
 # --- moto's flexible checksums ----------------------------------------------
 
 
-def test_moto_keeps_no_flexible_checksum_for_what_spool_wrote(moto_peer: S3Peer, tmp_path: Path) -> None:
-    """spool sends ``x-amz-checksum-crc32c`` with every single PUT, but moto
-    keeps a flexible checksum only when the request also names its algorithm
-    in ``x-amz-sdk-checksum-algorithm`` (as the AWS SDKs do; AWS S3 itself
-    keeps it without). So moto reports none for spool's objects, and spool's
-    CRC32C lives in its user metadata only. Compare boto3's put_object, which
-    names the algorithm: moto keeps that one."""
+def test_moto_keeps_the_crc32c_spool_sends(moto_peer: S3Peer, tmp_path: Path) -> None:
+    """spool sends ``x-amz-checksum-crc32c`` with every single PUT and names
+    its algorithm in ``x-amz-sdk-checksum-algorithm``, as the AWS SDKs do;
+    moto keeps a flexible checksum only then. So the server holds spool's
+    CRC32C as its own (``spool stat`` says it came from the store), besides
+    the copy in user metadata that every server keeps."""
     data = os.urandom(1000)
     crc = crc32c_base64(crc32c_of(data))
     spool_write(moto_peer.url("one-put.bin"), data, False, tmp_path)
     head = moto_peer.client.head_object(Bucket=moto_peer.bucket, Key=moto_peer.key("one-put.bin"),
                                         ChecksumMode="ENABLED")
-    assert checksum_headers(head) == {}
-    assert not [name for name in head if name.startswith("Checksum")], head
-    assert head["Metadata"] == {SPOOL_CRC32C_METADATA: crc}
-
-    moto_peer.client.put_object(Bucket=moto_peer.bucket, Key=moto_peer.key("boto3.bin"), Body=data,
-                                ChecksumAlgorithm="CRC32C", ChecksumCRC32C=crc)
-    head = moto_peer.client.head_object(Bucket=moto_peer.bucket, Key=moto_peer.key("boto3.bin"),
-                                        ChecksumMode="ENABLED")
     assert head["ChecksumCRC32C"] == crc
+    assert head["Metadata"] == {SPOOL_CRC32C_METADATA: crc}
+    info = spool.stat(moto_peer.url("one-put.bin"))
+    assert info.crc32c == crc32c_of(data)
 
 
 def test_spool_verifies_against_the_crc32c_moto_keeps(moto_peer: S3Peer, tmp_path: Path) -> None:
@@ -510,9 +496,6 @@ def test_spool_verifies_against_the_crc32c_moto_keeps(moto_peer: S3Peer, tmp_pat
     assert not target.exists()
 
 
-@pytest.mark.xfail(strict=True, raises=spool.DataLossError,
-                   reason="spool takes the COMPOSITE checksum in moto's HeadObject (sent without the "
-                          "-<parts> suffix) for the object's CRC32C and refuses a good object")
 @pytest.mark.parametrize("checksum_type", [None, "COMPOSITE"], ids=["default-type", "declared-composite"])
 def test_spool_reads_a_multipart_object_with_a_composite_crc32c(
         moto_peer: S3Peer, checksum_type: Optional[str], tmp_path: Path) -> None:

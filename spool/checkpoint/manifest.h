@@ -39,7 +39,7 @@ struct CheckpointFile {
   // the folder of the save attempt that wrote them ("save-<id>/<path>"), so
   // concurrent saves of one step never overwrite each other. Empty: at
   // `path` (manifests written before save folders).
-  std::string stored_path;
+  std::string stored_path = {};
 
   const std::string& object_path() const { return stored_path.empty() ? path : stored_path; }
 

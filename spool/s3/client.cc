@@ -38,9 +38,16 @@ constexpr std::string_view kDefaultContentType = "binary/octet-stream";
 
 // A multipart object's checksum may be of its parts' checksums (AWS's
 // COMPOSITE type, a value "xxxx-12"), not of its bytes: it cannot be checked
-// against the bytes without the part boundaries, so it is not used.
+// against the bytes without the part boundaries, so it is not used. S3 makes
+// a multipart object's checksum COMPOSITE unless the upload asked for
+// FULL_OBJECT, so an answer for a multipart object (its ETag ends "-N") that
+// does not say FULL_OBJECT counts as composite: moto's HeadObject, for one,
+// sends a composite value with neither its "-N" nor the type.
 bool CompositeChecksums(const HttpHeaders& headers) {
-  return EqualsIgnoreCase(headers.Get("x-amz-checksum-type").value_or(""), "COMPOSITE");
+  const std::string type = headers.Get("x-amz-checksum-type").value_or("");
+  if (EqualsIgnoreCase(type, "COMPOSITE")) return true;
+  const bool multipart = headers.Get("ETag").value_or("").find('-') != std::string::npos;
+  return multipart && !EqualsIgnoreCase(type, "FULL_OBJECT");
 }
 
 std::optional<uint32_t> FullObjectCrc32c(const HttpHeaders& headers) {
@@ -137,9 +144,15 @@ void AddContentMd5(std::string_view body, bool payload_signed, KeyValues& header
 
 // The CRC32C goes twice: as a flexible checksum the server checks and keeps
 // where it supports them (AWS), and as user metadata every S3 server keeps.
+// A single PUT's checksums: Content-MD5 (unless the payload is signed), and
+// the CRC32C twice: as the flexible checksum, for servers that check it and
+// keep it (S3 checks it against the body; x-amz-sdk-checksum-algorithm is what
+// the AWS SDKs send with it, and what moto needs to keep it), and in user
+// metadata, which every server keeps (Ceph RGW 16 ignores flexible checksums).
 void AddChecksums(std::string_view body, bool payload_signed, KeyValues& headers) {
   AddContentMd5(body, payload_signed, headers);
   const std::string crc = crc32c::ToBase64(crc32c::Value(body));
+  headers.emplace_back("x-amz-sdk-checksum-algorithm", "CRC32C");
   headers.emplace_back("x-amz-checksum-crc32c", crc);
   headers.emplace_back(std::string(kUploaderCrc32cHeader), crc);
 }

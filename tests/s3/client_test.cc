@@ -507,6 +507,24 @@ TEST(S3Client, CompositeChecksumsAreIgnored) {
   auto info = Client(transport)->HeadObject("k");
   ASSERT_TRUE(info.ok());
   EXPECT_FALSE(info->crc32c.has_value());
+  // A multipart object (ETag "-N") whose answer does not say FULL_OBJECT: S3
+  // makes such checksums COMPOSITE, and moto's HeadObject sends one bare.
+  const std::string multipart_etag = "\"" + HexEncode(Md5("abc")) + "-3\"";
+  EXPECT_FALSE(DigestOfHead({{"ETag", multipart_etag}, {"x-amz-checksum-sha256", sha256}}).has_value());
+  auto bare = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;
+    answer.headers.Add("ETag", multipart_etag);
+    answer.headers.Add("x-amz-checksum-crc32c", crc32c::ToBase64(crc32c::Value("abc")));
+    return answer;
+  });
+  info = Client(bare)->HeadObject("k");
+  ASSERT_TRUE(info.ok());
+  EXPECT_FALSE(info->crc32c.has_value());
+  // Said FULL_OBJECT, a multipart object's checksum is of its bytes.
+  auto digest = DigestOfHead({{"ETag", multipart_etag}, {"x-amz-checksum-sha256", sha256},
+                              {"x-amz-checksum-type", "FULL_OBJECT"}});
+  ASSERT_TRUE(digest.has_value());
+  EXPECT_EQ(digest->algorithm, DigestAlgorithm::kSha256);
 }
 
 // An object the AWS CLI uploaded in one PUT to a server without flexible

@@ -334,12 +334,14 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
   const CancelToken cancel = CancelToken::Current();
   WriteOptions write = options.write;
   write.expected_size = size;
-  // A file larger than one buffer may become a multipart upload, whose
-  // checksum the store cannot take from one request body: read it once
-  // first so the writer can store its CRC32C with the object (S3 keeps it as
-  // metadata for later reads to verify). Page-cached, this costs about 2%
-  // of an upload's time; it also catches a file that changes meanwhile.
-  if (size > chunk) {
+  // Any file may become a multipart upload, whose checksum the store cannot
+  // take from one request body: where that happens is the store's part size
+  // (8 MiB for S3), not this transfer's piece, so a file between the two
+  // went up with no CRC32C at all. Read every file once first so the writer
+  // can store its CRC32C with the object (S3 keeps it as metadata for later
+  // reads to verify). Page-cached, this costs about 2% of an upload's time;
+  // it also catches a file that changes meanwhile.
+  if (size > 0) {
     SPOOL_ASSIGN_OR_RETURN(write.crc32c, FileCrc32c(fd.get(), name, size, buffer, cancel));
   }
   // Declared before the writer: its on_token hook writes here until the
