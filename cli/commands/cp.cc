@@ -193,8 +193,9 @@ Status NotAnObject(ObjectStore& store, const std::string& key, const Status& sta
   return stat_error;
 }
 
-// Queues the copy of every object below `source` into `destination`.
-Status MirrorFolder(const StoreLocation& source, const StoreLocation& destination, CopyRunner& runner) {
+// Queues the copy of every object below `source` into `destination`. Warns,
+// unless `quiet`, of what the listing left out (FIFOs, sockets, ...).
+Status MirrorFolder(const StoreLocation& source, const StoreLocation& destination, CopyRunner& runner, bool quiet) {
   ObjectStore& store = *source.store;
   // Copying a folder into itself would list its own copies, without end.
   if (source.store == destination.store && FolderPrefix(destination.key).starts_with(FolderPrefix(source.key))) {
@@ -213,6 +214,7 @@ Status MirrorFolder(const StoreLocation& source, const StoreLocation& destinatio
   ListOptions list;
   list.prefix = FolderPrefix(source.key);
   SPOOL_RETURN_IF_ERROR(ForEachPage(store, list, [&](const ListPage& page) {
+    WarnSkipped(store, page, quiet);
     for (const ObjectInfo& info : page.objects) {
       ++found;
       std::string relative = info.key.substr(list.prefix.size());
@@ -268,7 +270,7 @@ Status RunCp(const CpOptions& options, const GlobalOptions& global) {
       continue;
     }
     if (options.recursive) {
-      Status mirrored = MirrorFolder(*source, destination, runner);
+      Status mirrored = MirrorFolder(*source, destination, runner, global.quiet);
       if (!mirrored.ok()) runner.Reject(mirrored);
       continue;
     }

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "cli/output.h"
+
 namespace spool::cli {
 
 Result<StoreLocation> Open(std::string_view url, const GlobalOptions& global) {
@@ -44,6 +46,13 @@ bool PassesThroughSymlink(const std::string& root, std::string_view relative) {
     start = slash + 1;
   }
   return false;
+}
+
+void WarnSkipped(const ObjectStore& store, const ListPage& page, bool quiet) {
+  if (quiet) return;
+  for (const SkippedEntry& entry : page.skipped) {
+    PrintWarning("skipping " + store.Describe(entry.key) + ": it is " + entry.what + ", not a regular file");
+  }
 }
 
 Status ForEachPage(ObjectStore& store, ListOptions options, const std::function<Status(const ListPage&)>& visit) {

@@ -31,6 +31,11 @@ bool IsSafeRelativeKey(std::string_view relative);
 // land outside `root`. Such writes are refused.
 bool PassesThroughSymlink(const std::string& root, std::string_view relative);
 
+// Says on stderr, unless `quiet`, which entries of a source folder's listing
+// page are left out because they are not files (ListPage::skipped: FIFOs,
+// sockets, devices, links to nothing), one warning each.
+void WarnSkipped(const ObjectStore& store, const ListPage& page, bool quiet);
+
 // Calls `visit` with each page of the listing, in order.
 Status ForEachPage(ObjectStore& store, ListOptions options, const std::function<Status(const ListPage&)>& visit);
 

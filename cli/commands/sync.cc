@@ -29,12 +29,14 @@ struct SyncOptions {
 };
 
 // Every object below the folder `prefix`, by key relative to it. A folder
-// that does not exist is empty.
-Result<std::map<std::string, ObjectInfo>> ListFolder(ObjectStore& store, const std::string& prefix) {
+// that does not exist is empty. Warns, unless `quiet`, of what the listing
+// left out (FIFOs, sockets, ...).
+Result<std::map<std::string, ObjectInfo>> ListFolder(ObjectStore& store, const std::string& prefix, bool quiet) {
   std::map<std::string, ObjectInfo> objects;
   ListOptions list;
   list.prefix = prefix;
   Status listed = ForEachPage(store, list, [&](const ListPage& page) {
+    WarnSkipped(store, page, quiet);
     for (const ObjectInfo& info : page.objects) objects.emplace(info.key.substr(prefix.size()), info);
     return OkStatus();
   });
@@ -55,11 +57,12 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(StoreLocation destination, Open(options.destination, global));
   const std::string from_prefix = FolderPrefix(source.key);
   const std::string to_prefix = FolderPrefix(destination.key);
-  SPOOL_ASSIGN_OR_RETURN(auto from_objects, ListFolder(*source.store, from_prefix));
+  SPOOL_ASSIGN_OR_RETURN(auto from_objects, ListFolder(*source.store, from_prefix, global.quiet));
   if (from_objects.empty()) {
     return NotFoundError(source.store->Describe(from_prefix) + " holds nothing to sync (is the folder right?)");
   }
-  SPOOL_ASSIGN_OR_RETURN(auto to_objects, ListFolder(*destination.store, to_prefix));
+  // The destination's own listing is quiet: its special files are not ours to report.
+  SPOOL_ASSIGN_OR_RETURN(auto to_objects, ListFolder(*destination.store, to_prefix, /*quiet=*/true));
 
   struct Copy {
     std::string relative;

@@ -2,6 +2,7 @@
 // exit codes and the files it leaves behind.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <map>
@@ -119,6 +120,39 @@ TEST_F(SpoolCli, NeverWritesThroughASymlinkInTheDestination) {
     EXPECT_NE(run.exit_code, 0) << command[0];
     EXPECT_NE(run.err.find("symbolic link"), std::string::npos) << command[0] << ": " << run.err;
     EXPECT_TRUE(fs::is_empty(outside)) << "spool " << command[0] << " wrote through a symlink";
+  }
+}
+
+// A FIFO or a link to nothing in a folder that cp -r or sync copies is not a
+// file: each is named in a warning (none with --quiet), and the rest is
+// copied, with exit 0.
+TEST_F(SpoolCli, WarnsOfWhatIsNotAFileAndCopiesTheRest) {
+  WriteFile(dir_ / "src/a.txt", "alpha");
+  ASSERT_EQ(::mkfifo((dir_ / "src/pipe").c_str(), 0600), 0);
+  fs::create_symlink(dir_ / "nowhere", dir_ / "src/dangling");
+  const std::map<std::string, std::string> files = {{"a.txt", "alpha"}};
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"cp", "-r"}, {"sync"}}) {
+    const fs::path destination = dir_ / ("dst-" + command[0]);
+    std::vector<std::string> args = command;
+    args.push_back((dir_ / "src").string());
+    args.push_back(destination.string());
+    Outcome run = Spool(args);
+    EXPECT_EQ(run.exit_code, 0) << command[0] << ": " << run.err;
+    EXPECT_NE(run.err.find("spool: warning: skipping " + (dir_ / "src/pipe").string() +
+                           ": it is a FIFO (named pipe), not a regular file\n"),
+              std::string::npos)
+        << command[0] << ": " << run.err;
+    EXPECT_NE(run.err.find("spool: warning: skipping " + (dir_ / "src/dangling").string() +
+                           ": it is a symbolic link to nothing, not a regular file\n"),
+              std::string::npos)
+        << command[0] << ": " << run.err;
+    EXPECT_EQ(ReadTree(destination), files) << command[0];
+
+    std::vector<std::string> quiet = {"--quiet"};
+    quiet.insert(quiet.end(), args.begin(), args.end());
+    Outcome silent = Spool(quiet);
+    EXPECT_EQ(silent.exit_code, 0) << command[0] << ": " << silent.err;
+    EXPECT_EQ(silent.err, "") << command[0];
   }
 }
 
