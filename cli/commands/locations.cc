@@ -12,12 +12,6 @@ Result<StoreLocation> Open(std::string_view url, const GlobalOptions& global) {
 
 bool IsLocal(const StoreLocation& location) { return location.url.scheme == "file"; }
 
-std::string FolderPrefix(std::string_view key) {
-  std::string prefix(key);
-  if (!prefix.empty() && !prefix.ends_with('/')) prefix.push_back('/');
-  return prefix;
-}
-
 std::string BaseName(std::string_view key) {
   while (key.ends_with('/')) key.remove_suffix(1);
   size_t slash = key.rfind('/');
@@ -53,24 +47,6 @@ void WarnSkipped(const ObjectStore& store, const ListPage& page, bool quiet) {
   for (const SkippedEntry& entry : page.skipped) {
     PrintWarning("skipping " + store.Describe(entry.key) + ": it is " + entry.what + ", not a regular file");
   }
-}
-
-Status ForEachPage(ObjectStore& store, ListOptions options, const std::function<Status(const ListPage&)>& visit) {
-  do {
-    SPOOL_ASSIGN_OR_RETURN(ListPage page, store.List(options));
-    SPOOL_RETURN_IF_ERROR(visit(page));
-    options.page_token = page.next_page_token;
-  } while (!options.page_token.empty());
-  return OkStatus();
-}
-
-Result<bool> IsNonEmptyFolder(ObjectStore& store, std::string_view key) {
-  ListOptions options;
-  options.prefix = FolderPrefix(key);
-  options.delimiter.push_back('/');  // not `= "/"`: GCC 12 misreports -Wrestrict on it here
-  options.max_keys = 1;
-  SPOOL_ASSIGN_OR_RETURN(ListPage page, store.List(options));
-  return !page.objects.empty() || !page.common_prefixes.empty();
 }
 
 }  // namespace spool::cli

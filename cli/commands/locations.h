@@ -1,12 +1,14 @@
 // What the object subcommands share: opening a URL with the global flags,
-// folder prefixes, and walking a listing page by page.
+// and checking the names a folder copy writes. Listing helpers
+// (FolderPrefix, ForEachPage, IsNonEmptyFolder, ListNamed) are the
+// library's: spool/core/storage/listing.h.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <string_view>
 
 #include "cli/global_options.h"
+#include "spool/core/storage/listing.h"
 #include "spool/core/storage/registry.h"
 
 namespace spool::cli {
@@ -14,10 +16,6 @@ namespace spool::cli {
 Result<StoreLocation> Open(std::string_view url, const GlobalOptions& global);
 
 bool IsLocal(const StoreLocation& location);
-
-// The prefix that lists what the folder `key` holds: "" stays "" (the bucket
-// or filesystem root); anything else ends with '/'.
-std::string FolderPrefix(std::string_view key);
 
 // The last '/'-separated part of `key`.
 std::string BaseName(std::string_view key);
@@ -35,11 +33,5 @@ bool PassesThroughSymlink(const std::string& root, std::string_view relative);
 // page are left out because they are not files (ListPage::skipped: FIFOs,
 // sockets, devices, links to nothing), one warning each.
 void WarnSkipped(const ObjectStore& store, const ListPage& page, bool quiet);
-
-// Calls `visit` with each page of the listing, in order.
-Status ForEachPage(ObjectStore& store, ListOptions options, const std::function<Status(const ListPage&)>& visit);
-
-// True when something is stored below `key` as a folder.
-Result<bool> IsNonEmptyFolder(ObjectStore& store, std::string_view key);
 
 }  // namespace spool::cli
