@@ -72,6 +72,12 @@ class StoreCommands : public ::testing::Test {
     ASSERT_TRUE(written.ok()) << written.status().ToString();
   }
 
+  // `command` with more arguments after it.
+  static std::vector<std::string> With(std::vector<std::string> command, const std::vector<std::string>& more) {
+    command.insert(command.end(), more.begin(), more.end());
+    return command;
+  }
+
   // The JSON line of `records cat` output that contains `marker`.
   static std::string LineWith(const std::string& output, const std::string& marker) {
     for (const std::string& line : Lines(output)) {
@@ -332,6 +338,39 @@ TEST_F(StoreCommands, CopiesATreeBothWaysByteForByte) {
   Outcome down = Spool({"--quiet", "cp", "-r", Url("tree/"), Local("down").string()});
   ASSERT_EQ(down.exit_code, 0) << down.err;
   EXPECT_EQ(ReadTree(Local("down")), ReadTree(Local("tree")));
+}
+
+// Zero-byte keys ending in '/' (what "Create folder" in the S3 console and
+// many tools make) are folders: sync and cp -r make them local folders and
+// copy them between buckets as they are. "a//b" lands at a/b locally and
+// stays a//b in a bucket.
+TEST_F(StoreCommands, FolderMarkersAreFoldersOnEveryCopyPath) {
+  if (Backend() == "local") GTEST_SKIP() << "local folders hold no marker objects";
+  for (const char* marker : {"t4/", "t4/images/", "t4/empty/"}) Put(marker, "");
+  Put("t4/images/cat.jpg", "meow");
+  Put("t4/a//b.txt", "double");
+  const std::map<std::string, std::string> files = {{"a/b.txt", "double"}, {"images/cat.jpg", "meow"}};
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"sync"}, {"cp", "-r"}}) {
+    const fs::path local = Local("down-" + command[0]);
+    Outcome down = Spool(With(command, {Url("t4/"), local.string() + "/"}));
+    ASSERT_EQ(down.exit_code, 0) << command[0] << ": " << down.err;
+    EXPECT_EQ(down.err, "") << command[0];
+    EXPECT_EQ(ReadTree(local), files) << command[0];
+    EXPECT_TRUE(fs::is_directory(local / "empty")) << command[0];
+
+    const std::string copy = Url("copy-" + command[0] + "/");
+    Outcome across = Spool(With(command, {Url("t4/"), copy}));
+    ASSERT_EQ(across.exit_code, 0) << command[0] << ": " << across.err;
+    EXPECT_EQ(Lines(Spool({"ls", "-r", copy}).out),
+              (std::vector<std::string>{copy + "a//b.txt", copy + "empty/", copy + "images/", copy + "images/cat.jpg"}))
+        << command[0];
+  }
+  Outcome again = Spool({"sync", Url("t4/"), Local("down-sync").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("0 copied, 0 deleted, 2 already up to date"), std::string::npos) << again.out;
+  Outcome again_across = Spool({"sync", Url("t4/"), Url("copy-sync/")});
+  ASSERT_EQ(again_across.exit_code, 0) << again_across.err;
+  EXPECT_NE(again_across.out.find("0 copied, 0 deleted, 4 already up to date"), std::string::npos) << again_across.out;
 }
 
 // A name that is an object and a folder (keys t1 and t1/x) lists as both, as
