@@ -22,6 +22,11 @@ void PrintError(std::string_view message) {
   std::fprintf(stderr, "spool: %.*s\n", static_cast<int>(message.size()), message.data());
 }
 
+void PrintWarning(std::string_view message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "spool: warning: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
 void PrintLine(std::string_view line) {
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fputc('\n', stdout);

@@ -14,6 +14,10 @@ namespace spool::cli {
 void PrintError(const Status& status);
 void PrintError(std::string_view message);
 
+// "spool: warning: <message>" on stderr: something the command left out
+// and still succeeds without.
+void PrintWarning(std::string_view message);
+
 // A line on stdout.
 void PrintLine(std::string_view line);
 

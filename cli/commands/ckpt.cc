@@ -33,6 +33,7 @@ struct CkptOptions {
   std::string attempt;
   int part_timeout = 600;  // seconds
   bool replace = false;    // restore: replace a folder that is not an earlier restore
+  bool follow_symlinks = false;
 };
 
 Result<std::unique_ptr<CheckpointManager>> OpenManager(const CkptOptions& options, const GlobalOptions& global) {
@@ -65,7 +66,10 @@ std::string ManifestJson(const std::string& root, const CheckpointManifest& mani
 
 Status RunSave(const CkptOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(auto manager, OpenManager(options, global));
-  SPOOL_ASSIGN_OR_RETURN(CheckpointSource source, CheckpointSource::FromFolder(options.folder));
+  SPOOL_ASSIGN_OR_RETURN(CheckpointSource source,
+                         CheckpointSource::FromFolder(options.folder, options.follow_symlinks
+                                                                          ? CheckpointSource::Symlinks::kFollow
+                                                                          : CheckpointSource::Symlinks::kInsideFolder));
   if (source.empty()) return InvalidArgumentError(options.folder + " holds no files; nothing to save");
   CheckpointMetadata metadata;
   for (const std::string& pair : options.metadata) {
@@ -249,6 +253,9 @@ Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global) {
   save->add_option("--part-timeout", options->part_timeout,
                    "Seconds rank 0 waits for the other ranks' parts (default 600)")
       ->check(CLI::PositiveNumber);
+  save->add_flag("--follow-symlinks", options->follow_symlinks,
+                 "Save what every symbolic link in the folder points to, files and folders, wherever they are "
+                 "(by default only links to files inside the folder are saved; any other link is an error)");
   save->footer("Example: spool ckpt save s3://my-bucket/run-7/ckpt --step 1200 ./checkpoints/\n"
                "         spool ckpt save s3://my-bucket/run-7/ckpt --step 1200 --rank 3 --world-size 8 ./ckpt-rank3/\n");
 

@@ -184,17 +184,25 @@ Status CopyToStdout(const Side& from) {
   return OkStatus();
 }
 
-// Why `source` cannot be copied as one object, when it is not one.
-Status NotAnObject(ObjectStore& store, const std::string& key, const Status& stat_error) {
-  if (stat_error.code() != StatusCode::kNotFound) return stat_error;
-  if (key.empty() || IsNonEmptyFolder(store, key).value_or(false)) {
+// The object `key` names for cp without -r, or why it names none. A folder
+// ("", a key ending in '/' even where the store keeps a folder marker by
+// that name, or a name with objects below it) is copied with -r.
+Result<ObjectInfo> SourceObject(ObjectStore& store, const std::string& key) {
+  auto is_a_folder = [&] {
     return InvalidArgumentError(store.Describe(key) + " is a folder; copy it with spool cp -r");
-  }
-  return stat_error;
+  };
+  if (key.empty() || key.ends_with('/')) return is_a_folder();
+  Result<ObjectInfo> info = store.Stat(key);
+  if (info.ok() || info.status().code() != StatusCode::kNotFound) return info;
+  if (IsNonEmptyFolder(store, key).value_or(false)) return is_a_folder();
+  return info;
 }
 
-// Queues the copy of every object below `source` into `destination`.
-Status MirrorFolder(const StoreLocation& source, const StoreLocation& destination, CopyRunner& runner) {
+// Queues the copy of every object below `source` into `destination`, placed
+// by FolderMirror: folder markers become local folders, names that would
+// climb out are refused. Warns, unless `quiet`, of what the listing left out
+// (FIFOs, sockets, ...).
+Status MirrorFolder(const StoreLocation& source, const StoreLocation& destination, CopyRunner& runner, bool quiet) {
   ObjectStore& store = *source.store;
   // Copying a folder into itself would list its own copies, without end.
   if (source.store == destination.store && FolderPrefix(destination.key).starts_with(FolderPrefix(source.key))) {
@@ -212,22 +220,19 @@ Status MirrorFolder(const StoreLocation& source, const StoreLocation& destinatio
   }
   ListOptions list;
   list.prefix = FolderPrefix(source.key);
+  FolderMirror mirror(store, list.prefix, destination);
   SPOOL_RETURN_IF_ERROR(ForEachPage(store, list, [&](const ListPage& page) {
+    WarnSkipped(store, page, quiet);
     for (const ObjectInfo& info : page.objects) {
       ++found;
-      std::string relative = info.key.substr(list.prefix.size());
-      if (!IsSafeRelativeKey(relative)) {
-        runner.Reject(InvalidArgumentError("refusing to copy " + store.Describe(info.key) +
-                                           ": its name would leave the destination folder"));
-        continue;
+      Result<Placement> placed = mirror.Place(info);
+      if (!placed.ok()) {
+        runner.Reject(placed.status());
+      } else if (placed->make_folder) {
+        if (Status made = MakeLocalFolder(placed->key); !made.ok()) runner.Reject(made);
+      } else if (!placed->relative.empty()) {  // empty: the source folder's own marker
+        runner.Submit(SideOf(source, info.key, info), SideOf(destination, placed->key), info.size);
       }
-      if (IsLocal(destination) && PassesThroughSymlink("/" + destination.key, relative)) {
-        runner.Reject(InvalidArgumentError("refusing to copy " + store.Describe(info.key) +
-                                           ": a folder on its way in the destination is a symbolic link"));
-        continue;
-      }
-      runner.Submit(SideOf(source, info.key, info), SideOf(destination, JoinKey(destination.key, relative)),
-                    info.size);
     }
     return OkStatus();
   }));
@@ -268,13 +273,13 @@ Status RunCp(const CpOptions& options, const GlobalOptions& global) {
       continue;
     }
     if (options.recursive) {
-      Status mirrored = MirrorFolder(*source, destination, runner);
+      Status mirrored = MirrorFolder(*source, destination, runner, global.quiet);
       if (!mirrored.ok()) runner.Reject(mirrored);
       continue;
     }
-    Result<ObjectInfo> info = source->store->Stat(source->key);
+    Result<ObjectInfo> info = SourceObject(*source->store, source->key);
     if (!info.ok()) {
-      runner.Reject(NotAnObject(*source->store, source->key, info.status()));
+      runner.Reject(info.status());
       continue;
     }
     std::string to_key = into_folder ? JoinKey(destination.key, BaseName(source->key)) : destination.key;

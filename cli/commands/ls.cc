@@ -1,4 +1,8 @@
 // spool ls [-r] [-l] [-h] URL
+//
+// What URL names, by ListNamed's rule (spool/core/storage/listing.h): a
+// folder's contents; an object; or, for a name that is both (keys "t1" and
+// "t1/x"), the object and the folder entry "t1/".
 #include <cstdio>
 #include <memory>
 
@@ -51,18 +55,6 @@ class LsPrinter {
     ++shown_;
   }
 
-  // Objects and folders of one page, merged back into key order.
-  void Page(const ListPage& page) {
-    size_t folder = 0;
-    for (const ObjectInfo& info : page.objects) {
-      while (folder < page.common_prefixes.size() && page.common_prefixes[folder] < info.key) {
-        Folder(page.common_prefixes[folder++]);
-      }
-      Object(info);
-    }
-    while (folder < page.common_prefixes.size()) Folder(page.common_prefixes[folder++]);
-  }
-
   size_t shown() const { return shown_; }
 
  private:
@@ -76,22 +68,16 @@ Status RunLs(const LsOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(StoreLocation location, Open(options.url, global));
   ObjectStore& store = *location.store;
   LsPrinter printer(options, global, store);
-  // A URL naming one object lists just that object; anything else is a folder.
-  if (!location.key.empty() && !location.key.ends_with('/')) {
-    Result<ObjectInfo> info = store.Stat(location.key);
-    if (info.ok()) {
-      printer.Object(*info);
-      return OkStatus();
+  // The rule spool.ls shares: an object and a folder of one name both show.
+  auto show = [&printer](const ObjectInfo& info, bool is_folder) {
+    if (is_folder) {
+      printer.Folder(info.key);
+    } else {
+      printer.Object(info);
     }
-    if (info.status().code() != StatusCode::kNotFound) return info.status();
-  }
-  ListOptions list;
-  list.prefix = FolderPrefix(location.key);
-  list.delimiter = options.recursive ? "" : "/";
-  SPOOL_RETURN_IF_ERROR(ForEachPage(store, list, [&printer](const ListPage& page) {
-    printer.Page(page);
     return OkStatus();
-  }));
+  };
+  SPOOL_RETURN_IF_ERROR(ListNamed(store, location.key, options.recursive, show));
   if (printer.shown() == 0 && !location.key.empty()) {
     return NotFoundError(store.Describe(location.key) + ": no such object or folder");
   }

@@ -3,10 +3,13 @@
 // Makes the folder DST hold what the folder SRC holds: copies each object
 // that is missing in DST or differs in size or CRC32C (the stores' own
 // checksums where they keep them, else computed by reading both), and with
-// --delete removes what DST has that SRC does not. Keys that would leave DST
-// ("..", absolute) are refused. Copies run in parallel.
+// --delete removes what DST has that SRC does not. Objects are placed in DST
+// as cp -r places them (FolderMirror): folder markers become local folders,
+// and a name that could leave DST ("..") is refused, before anything is
+// copied. Copies run in parallel.
 #include <map>
 #include <memory>
+#include <set>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
@@ -29,12 +32,14 @@ struct SyncOptions {
 };
 
 // Every object below the folder `prefix`, by key relative to it. A folder
-// that does not exist is empty.
-Result<std::map<std::string, ObjectInfo>> ListFolder(ObjectStore& store, const std::string& prefix) {
+// that does not exist is empty. Warns, unless `quiet`, of what the listing
+// left out (FIFOs, sockets, ...).
+Result<std::map<std::string, ObjectInfo>> ListFolder(ObjectStore& store, const std::string& prefix, bool quiet) {
   std::map<std::string, ObjectInfo> objects;
   ListOptions list;
   list.prefix = prefix;
   Status listed = ForEachPage(store, list, [&](const ListPage& page) {
+    WarnSkipped(store, page, quiet);
     for (const ObjectInfo& info : page.objects) objects.emplace(info.key.substr(prefix.size()), info);
     return OkStatus();
   });
@@ -55,28 +60,36 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
   SPOOL_ASSIGN_OR_RETURN(StoreLocation destination, Open(options.destination, global));
   const std::string from_prefix = FolderPrefix(source.key);
   const std::string to_prefix = FolderPrefix(destination.key);
-  SPOOL_ASSIGN_OR_RETURN(auto from_objects, ListFolder(*source.store, from_prefix));
+  SPOOL_ASSIGN_OR_RETURN(auto from_objects, ListFolder(*source.store, from_prefix, global.quiet));
   if (from_objects.empty()) {
     return NotFoundError(source.store->Describe(from_prefix) + " holds nothing to sync (is the folder right?)");
   }
-  SPOOL_ASSIGN_OR_RETURN(auto to_objects, ListFolder(*destination.store, to_prefix));
+  // The destination's own listing is quiet: its special files are not ours to report.
+  SPOOL_ASSIGN_OR_RETURN(auto to_objects, ListFolder(*destination.store, to_prefix, /*quiet=*/true));
 
   struct Copy {
-    std::string relative;
+    std::string to_key;
     ObjectInfo source;  // as listed
   };
   std::vector<Copy> copies;
+  std::vector<std::string> folders;  // folder markers to make as local folders
+  std::set<std::string> placed;      // every name the source fills in the destination
+  std::vector<Status> refused;
   size_t unchanged = 0;
+  FolderMirror mirror(*source.store, from_prefix, destination);
   for (const auto& [relative, info] : from_objects) {
-    if (!IsSafeRelativeKey(relative)) {
-      return InvalidArgumentError("refusing to sync " + source.store->Describe(info.key) +
-                                  ": its name would leave the destination folder");
+    Result<Placement> placement = mirror.Place(info);
+    if (!placement.ok()) {
+      refused.push_back(placement.status());
+      continue;
     }
-    if (IsLocal(destination) && PassesThroughSymlink("/" + to_prefix, relative)) {
-      return InvalidArgumentError("refusing to sync " + source.store->Describe(info.key) +
-                                  ": a folder on its way in the destination is a symbolic link");
+    if (placement->relative.empty()) continue;  // the source folder's own marker
+    placed.insert(placement->relative);
+    if (placement->make_folder) {
+      folders.push_back(placement->key);
+      continue;
     }
-    auto existing = to_objects.find(relative);
+    auto existing = to_objects.find(placement->relative);
     if (existing != to_objects.end()) {
       SPOOL_ASSIGN_OR_RETURN(bool same, SameContent(*source.store, info, *destination.store, existing->second));
       if (same) {
@@ -84,13 +97,23 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
         continue;
       }
     }
-    copies.push_back({relative, info});
+    copies.push_back({placement->key, info});
+  }
+  if (!refused.empty()) {
+    if (refused.size() == 1) return Status(refused.front().code(), refused.front().message() + "; nothing was synced");
+    for (const Status& status : refused) PrintError(status);
+    return InvalidArgumentError(std::to_string(refused.size()) + " objects of " + source.store->Describe(from_prefix) +
+                                " cannot be synced (each is named above); nothing was synced");
   }
   std::vector<std::string> extra;
   if (options.delete_extra) {
     for (const auto& [relative, info] : to_objects) {
-      if (!from_objects.contains(relative)) extra.push_back(info.key);
+      // The destination folder's own marker ("" below it) is the folder itself: kept.
+      if (!relative.empty() && !placed.contains(relative)) extra.push_back(info.key);
     }
+  }
+  if (!options.dry_run) {
+    for (const std::string& folder : folders) SPOOL_RETURN_IF_ERROR(MakeLocalFolder(folder));
   }
 
   uint64_t total = 0;
@@ -118,8 +141,8 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
     for (size_t i = start; i < std::min(copies.size(), start + batch); ++i) {
       group.Submit([&, i]() -> Status {
         const Copy& copy = copies[i];
-        ObjectEnd from{source.store.get(), from_prefix + copy.relative, IsLocal(source)};
-        ObjectEnd to{destination.store.get(), to_prefix + copy.relative, IsLocal(destination)};
+        ObjectEnd from{source.store.get(), copy.source.key, IsLocal(source)};
+        ObjectEnd to{destination.store.get(), copy.to_key, IsLocal(destination)};
         if (!options.dry_run) {
           TransferOptions one = transfer;
           one.listed = copy.source;

@@ -57,9 +57,9 @@ def _manifest(raw: dict) -> CheckpointManifest:
     return CheckpointManifest(raw["step"], raw["wall_time"], files, dict(raw["metadata"]), raw["world_size"], ranks)
 
 
-def _source(source: Source):
+def _source(source: Source, follow_symlinks: bool):
     if isinstance(source, (str, os.PathLike)):
-        return _spool._checkpoint_source(os.fspath(source), {}, {})
+        return _spool._checkpoint_source(os.fspath(source), {}, {}, follow_symlinks)
     files, buffers = {}, {}
     for path, value in source.items():
         if isinstance(value, (bytes, bytearray, memoryview)):
@@ -69,7 +69,7 @@ def _source(source: Source):
         else:
             raise TypeError(f"checkpoint entry {path!r}: expected bytes or a local file path, "
                             f"got {type(value).__name__}")
-    return _spool._checkpoint_source(None, files, buffers)
+    return _spool._checkpoint_source(None, files, buffers, follow_symlinks)
 
 
 class SaveHandle:
@@ -154,16 +154,23 @@ class CheckpointManager:
         never due, nor is the step this manager saved last."""
         return self._native.should_save(step)
 
-    def save(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None) -> CheckpointManifest:
-        """Uploads ``source`` as ``step`` and commits it (FileExistsError if committed already)."""
-        return _manifest(self._native.save(step, _source(source), dict(metadata or {})))
+    def save(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None, *,
+             follow_symlinks: bool = False) -> CheckpointManifest:
+        """Uploads ``source`` as ``step`` and commits it (FileExistsError if committed already).
 
-    def save_async(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None) -> SaveHandle:
+        A folder's symbolic links to files inside it are saved as those files; any
+        other link is a ValueError naming it, unless ``follow_symlinks`` saves what
+        every link points to, wherever it is. A missing folder is FileNotFoundError.
+        """
+        return _manifest(self._native.save(step, _source(source, follow_symlinks), dict(metadata or {})))
+
+    def save_async(self, step: int, source: Source, metadata: Optional[Mapping[str, str]] = None, *,
+                   follow_symlinks: bool = False) -> SaveHandle:
         """Captures ``source`` (local files by hard link, buffers by copy) and uploads it
         in the background; the training thread is not blocked by the upload. A save
         still in flight is waited for first, and if it failed its error is raised
-        here (the new save is then not started)."""
-        captured = _source(source)
+        here (the new save is then not started). Symbolic links as for :meth:`save`."""
+        captured = _source(source, follow_symlinks)
         self._collect(raise_error=True)
         started = self._native.save_async(step, captured, dict(metadata or {}))
         handle = SaveHandle(self, step, started)

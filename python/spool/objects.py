@@ -204,10 +204,14 @@ def stat(url: PathLike) -> ObjectInfo:
 
 
 def ls(url: PathLike, recursive: bool = False) -> list[ObjectInfo]:
-    """The objects under a folder URL (with ``recursive``, every one below it).
+    """What ``spool ls`` lists for ``url``, by the same rule, in key order.
 
-    Without ``recursive``, subfolders are listed as entries whose ``size`` is
-    None (``is_folder``).
+    ``"s3://b/dir/"`` lists the folder's objects and subfolders (with
+    ``recursive``, every object below it), and so does ``"s3://b/dir"`` when
+    no object is named ``dir``; a name that is an object lists that object,
+    and a name that is both an object and a folder (keys ``t1`` and
+    ``t1/x``) lists the object and then the folder entry ``t1/``.
+    Subfolders are entries whose ``size`` is None (``is_folder``).
     """
     return [_info(entry) for entry in _spool.ls(os.fspath(url), recursive)]
 

@@ -173,13 +173,17 @@ class Manager {
   std::unique_ptr<CheckpointManager> manager_;
 };
 
-// A source from what Python passes: a folder, and/or files and buffers by
-// their path inside the checkpoint.
+// A source from what Python passes: a folder (its symbolic links followed
+// only with `follow_symlinks`, as CheckpointSource::Symlinks says), and/or
+// files and buffers by their path inside the checkpoint.
 CheckpointSource MakeSource(std::optional<std::filesystem::path> folder,
                             const std::map<std::string, std::filesystem::path>& files,
-                            const std::map<std::string, py::bytes>& buffers) {
+                            const std::map<std::string, py::bytes>& buffers, bool follow_symlinks) {
   CheckpointSource source;
-  if (folder) source = Unwrap(CheckpointSource::FromFolder(*folder));
+  if (folder) {
+    source = Unwrap(CheckpointSource::FromFolder(
+        *folder, follow_symlinks ? CheckpointSource::Symlinks::kFollow : CheckpointSource::Symlinks::kInsideFolder));
+  }
   for (const auto& [path, file] : files) source.AddFile(path, file);
   for (const auto& [path, bytes] : buffers) source.AddBuffer(path, std::string(bytes));
   ThrowIfError(source.Validate());
@@ -191,7 +195,8 @@ CheckpointSource MakeSource(std::optional<std::filesystem::path> folder,
 
 void RegisterCheckpoints(py::module_& m) {
   py::class_<CheckpointSource>(m, "_CheckpointSource");
-  m.def("_checkpoint_source", &MakeSource, py::arg("folder"), py::arg("files"), py::arg("buffers"));
+  m.def("_checkpoint_source", &MakeSource, py::arg("folder"), py::arg("files"), py::arg("buffers"),
+        py::arg("follow_symlinks"));
   py::class_<Manager>(m, "_CheckpointManager")
       .def(py::init<const std::string&, int, int, int, int64_t, double, std::string, double, bool>(),
            py::arg("root"), py::arg("rank"), py::arg("world_size"), py::arg("keep_last"),

@@ -16,9 +16,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "bindings.h"
 #include "process.h"
+#include "spool/core/storage/listing.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/storage/transfer.h"
 #include "spool/core/url.h"
@@ -180,38 +183,35 @@ py::dict Stat(const std::string& url) {
   return InfoDict(*location.store, info);
 }
 
-// Objects under a URL: with `recursive`, every key below it; otherwise the
-// objects directly in that folder and its subfolders (as "url/" entries).
+// What `spool ls` shows for a URL, by the same rule (ListNamed in
+// spool/core/storage/listing.h): a folder's objects and subfolders ("url/"
+// entries; with `recursive`, every object below it), an object, or, for a
+// name that is both, the object and its folder entry.
 py::list List(const std::string& url, bool recursive) {
   StoreLocation location = OpenUrl(url);
-  ListOptions options;
-  options.prefix = location.key;
-  if (!options.prefix.empty() && !options.prefix.ends_with('/')) {
-    // "s3://b/dir" lists the folder "dir/" (as `spool ls` does) unless it names an object.
-    bool is_object = false;
-    {
-      py::gil_scoped_release release;
-      is_object = location.store->Stat(location.key).ok();
-    }
-    if (!is_object) options.prefix += '/';
-  }
-  if (!recursive) options.delimiter = "/";
-  ListPage page = [&] {
+  std::vector<std::pair<ObjectInfo, bool>> entries;  // and whether each is a folder
+  {
     py::gil_scoped_release release;
-    return Unwrap(ListAll(*location.store, options));
-  }();
+    ThrowIfError(ListNamed(*location.store, location.key, recursive, [&entries](const ObjectInfo& info, bool folder) {
+      entries.emplace_back(info, folder);
+      return OkStatus();
+    }));
+  }
   py::list out;
-  for (const std::string& folder : page.common_prefixes) {
+  for (const auto& [info, folder] : entries) {
+    if (!folder) {
+      out.append(InfoDict(*location.store, info));
+      continue;
+    }
     py::dict entry;
-    entry["url"] = location.store->Describe(folder);
-    entry["key"] = folder;
+    entry["url"] = location.store->Describe(info.key);
+    entry["key"] = info.key;
     entry["size"] = py::none();
     entry["mtime"] = py::none();
     entry["version"] = py::none();
     entry["crc32c"] = py::none();
     out.append(entry);
   }
-  for (const ObjectInfo& info : page.objects) out.append(InfoDict(*location.store, info));
   return out;
 }
 

@@ -99,6 +99,40 @@ def test_bad_input_is_a_clear_error(tmp_path) -> None:
             ckpt.restore(tmp_path / "out")
 
 
+def test_a_missing_folder_is_file_not_found(tmp_path) -> None:
+    with spool.CheckpointManager(tmp_path / "ckpt") as ckpt:
+        with pytest.raises(FileNotFoundError, match="does not exist"):
+            ckpt.save(1, tmp_path / "nope")
+        (tmp_path / "a-file").write_bytes(b"x")
+        with pytest.raises(ValueError, match="is not a folder"):
+            ckpt.save(1, tmp_path / "a-file")
+
+
+def test_links_out_of_the_folder_are_saved_only_when_asked(tmp_path) -> None:
+    folder = tmp_path / "source"
+    folder.mkdir()
+    (folder / "model.pt").write_bytes(b"weights")
+    (folder / "latest.pt").symlink_to(folder / "model.pt")  # inside the folder: saved as the file
+    (tmp_path / "secret").write_bytes(b"not for the bucket")
+    (folder / "outside.pt").symlink_to(tmp_path / "secret")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "vocab.txt").write_bytes(b"words")
+    with spool.CheckpointManager(tmp_path / "ckpt") as ckpt:
+        with pytest.raises(ValueError, match="outside.pt is a symbolic link to .*, outside the folder"):
+            ckpt.save(1, folder)
+        (folder / "outside.pt").unlink()
+        (folder / "shared").symlink_to(tmp_path / "shared")
+        with pytest.raises(ValueError, match="shared is a symbolic link to the folder"):
+            ckpt.save_async(1, folder)
+        assert ckpt.list() == []
+        manifest = ckpt.save(1, folder, follow_symlinks=True)
+        assert sorted(f.path for f in manifest.files) == ["latest.pt", "model.pt", "shared/vocab.txt"]
+        (folder / "shared").unlink()
+        assert sorted(f.path for f in ckpt.save(2, folder).files) == ["latest.pt", "model.pt"]
+        ckpt.restore(tmp_path / "out", step=2)
+        assert (tmp_path / "out" / "latest.pt").read_bytes() == b"weights"
+
+
 def test_should_save_and_retention_defaults(tmp_path) -> None:
     with spool.CheckpointManager(tmp_path / "ckpt", save_every_steps=10) as ckpt:
         assert not ckpt.should_save(0)  # nothing trained yet

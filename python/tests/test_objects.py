@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import gc
+import subprocess
 import sys
 import threading
 import time
@@ -53,8 +54,9 @@ def test_ls_rm_and_copy(root: str, tmp_path) -> None:
         with spool.open(f"{root}/{name}", "wb") as f:
             f.write(name.encode())
     top = spool.ls(f"{root}/d")
-    assert [(e.url.rsplit("/", 2)[-2:], e.is_folder) for e in top] == [
-        (["sub", ""], True), (["d", "one"], False), (["d", "two"], False)]
+    assert [(e.url.rsplit("/", 2)[-2:], e.is_folder) for e in top] == [  # in key order, as `spool ls` prints
+        (["d", "one"], False), (["sub", ""], True), (["d", "two"], False)]
+    assert spool.ls(f"{root}/d/") == top
     assert sorted(e.url.rsplit("/", 1)[-1] for e in spool.ls(f"{root}/d", recursive=True)) == ["one", "three", "two"]
 
     copied = spool.copy(f"{root}/d/one", f"{root}/d/copy")
@@ -106,6 +108,25 @@ def test_copy_into_a_folder_keeps_the_objects_name(root: str, tmp_path) -> None:
     assert spool.stat(f"{root}/uploads/model.bin").size == 7
     spool.copy(f"{root}/run/model.bin", f"{root}/uploads/")  # within the store
     assert [e.key.rsplit("/", 1)[-1] for e in spool.ls(f"{root}/uploads/")] == ["model.bin"]
+
+
+@pytest.mark.s3
+def test_ls_of_a_name_that_is_an_object_and_a_folder(s3_prefix: str) -> None:
+    # Keys t1 and t1/x: "t1" lists the object and the folder entry, "t1/" the folder.
+    for name in ("t1", "t1/x"):
+        with spool.open(f"{s3_prefix}/{name}", "wb") as f:
+            f.write(name.encode())
+    both = spool.ls(f"{s3_prefix}/t1")
+    assert [(e.url, e.is_folder) for e in both] == [(f"{s3_prefix}/t1", False), (f"{s3_prefix}/t1/", True)]
+    assert both[0].size == 2
+    assert [e.url for e in spool.ls(f"{s3_prefix}/t1/")] == [f"{s3_prefix}/t1/x"]
+    assert [e.url for e in spool.ls(f"{s3_prefix}/t1", recursive=True)] == [f"{s3_prefix}/t1", f"{s3_prefix}/t1/x"]
+    cli = os.environ.get("SPOOL_CLI")
+    if cli:  # the command lists the same entries
+        listed = subprocess.run([cli, "ls", f"{s3_prefix}/t1"], capture_output=True, text=True, check=True)
+        assert listed.stdout.splitlines() == [e.url for e in both]
+    for name in ("t1", "t1/x"):
+        spool.rm(f"{s3_prefix}/{name}")
 
 
 def test_errors_are_the_exceptions_people_catch(root: str) -> None:

@@ -23,14 +23,31 @@ class CheckpointSource {
     std::variant<std::filesystem::path, std::string> content;
   };
 
+  // What FromFolder does with a symbolic link below the folder.
+  enum class Symlinks {
+    // A link to a file inside the folder is saved, under the link's own
+    // path, as the file it points to. Any other link (to a file outside the
+    // folder, to a folder) is InvalidArgument naming it and saying how to
+    // include it: a save never takes in a file from outside the folder, nor
+    // leaves one out, without being told.
+    kInsideFolder,
+    // Every link is followed, wherever it points (spool ckpt save
+    // --follow-symlinks): a link to a file is saved as that file, a link to
+    // a folder as the files below it, under the link's path.
+    kFollow,
+  };
+
   CheckpointSource() = default;
 
-  // Every regular file below `folder`, under its path relative to `folder`.
-  // Symbolic links are followed for files (their target's bytes are saved)
-  // but never for folders. InvalidArgument if `folder` is not a folder.
-  // The marker an earlier restore left at the top (kRestoreMarkerName) is
-  // not part of the checkpoint and is skipped.
-  static Result<CheckpointSource> FromFolder(const std::filesystem::path& folder);
+  // Every file below `folder`, under its path relative to `folder`, symbolic
+  // links as `symlinks` says. NotFound if `folder` does not exist;
+  // InvalidArgument if it is not a folder, or holds what cannot be saved: a
+  // FIFO, socket or device, a link to nothing, a link to a folder that
+  // contains it (a loop), or a link `symlinks` refuses; each error names the
+  // entry and what to do. The marker an earlier restore left at the top
+  // (kRestoreMarkerName) is not part of the checkpoint and is skipped.
+  static Result<CheckpointSource> FromFolder(const std::filesystem::path& folder,
+                                             Symlinks symlinks = Symlinks::kInsideFolder);
 
   // Adds one local file, saved as `path`.
   CheckpointSource& AddFile(std::string path, std::filesystem::path local_file);

@@ -2,6 +2,7 @@
 // exit codes and the files it leaves behind.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <map>
@@ -142,6 +143,99 @@ TEST_F(SpoolCli, NeverWritesThroughASymlinkInTheDestination) {
     EXPECT_NE(run.err.find("symbolic link"), std::string::npos) << command[0] << ": " << run.err;
     EXPECT_TRUE(fs::is_empty(outside)) << "spool " << command[0] << " wrote through a symlink";
   }
+}
+
+// A FIFO or a link to nothing in a folder that cp -r or sync copies is not a
+// file: each is named in a warning (none with --quiet), and the rest is
+// copied, with exit 0.
+TEST_F(SpoolCli, WarnsOfWhatIsNotAFileAndCopiesTheRest) {
+  WriteFile(dir_ / "src/a.txt", "alpha");
+  ASSERT_EQ(::mkfifo((dir_ / "src/pipe").c_str(), 0600), 0);
+  fs::create_symlink(dir_ / "nowhere", dir_ / "src/dangling");
+  const std::map<std::string, std::string> files = {{"a.txt", "alpha"}};
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"cp", "-r"}, {"sync"}}) {
+    const fs::path destination = dir_ / ("dst-" + command[0]);
+    std::vector<std::string> args = command;
+    args.push_back((dir_ / "src").string());
+    args.push_back(destination.string());
+    Outcome run = Spool(args);
+    EXPECT_EQ(run.exit_code, 0) << command[0] << ": " << run.err;
+    EXPECT_NE(run.err.find("spool: warning: skipping " + (dir_ / "src/pipe").string() +
+                           ": it is a FIFO (named pipe), not a regular file\n"),
+              std::string::npos)
+        << command[0] << ": " << run.err;
+    EXPECT_NE(run.err.find("spool: warning: skipping " + (dir_ / "src/dangling").string() +
+                           ": it is a symbolic link to nothing, not a regular file\n"),
+              std::string::npos)
+        << command[0] << ": " << run.err;
+    EXPECT_EQ(ReadTree(destination), files) << command[0];
+
+    std::vector<std::string> quiet = {"--quiet"};
+    quiet.insert(quiet.end(), args.begin(), args.end());
+    Outcome silent = Spool(quiet);
+    EXPECT_EQ(silent.exit_code, 0) << command[0] << ": " << silent.err;
+    EXPECT_EQ(silent.err, "") << command[0];
+  }
+}
+
+// ckpt save takes a link to a file inside the folder as that file; a link
+// that leads out of the folder (to a file elsewhere, to a folder) is an
+// error naming it, unless --follow-symlinks says to follow every link.
+TEST_F(SpoolCli, CkptSaveNeverLeavesItsFolderUnasked) {
+  const fs::path ckpt = dir_ / "ckpt";
+  const std::string root = (dir_ / "root").string();
+  WriteFile(ckpt / "model.pt", "weights");
+  WriteFile(dir_ / "secret", "not for the bucket");
+  WriteFile(dir_ / "shared/vocab.txt", "words");
+  fs::create_symlink(ckpt / "model.pt", ckpt / "latest.pt");
+  fs::create_symlink(dir_ / "secret", ckpt / "outside.pt");
+
+  Outcome outside = Spool({"ckpt", "save", root, "--step", "1", ckpt.string()});
+  EXPECT_EQ(outside.exit_code, 1);
+  EXPECT_EQ(outside.err, "spool: checkpoint source " + ckpt.string() + ": outside.pt is a symbolic link to " +
+                             fs::canonical(dir_ / "secret").string() +
+                             ", outside the folder; copy that file into the folder, or let the save follow links "
+                             "(spool ckpt save --follow-symlinks; follow_symlinks=True in Python)\n");
+  fs::remove(ckpt / "outside.pt");
+  fs::create_directory_symlink(dir_ / "shared", ckpt / "shared");
+  Outcome folder_link = Spool({"ckpt", "save", root, "--step", "1", ckpt.string()});
+  EXPECT_EQ(folder_link.exit_code, 1);
+  EXPECT_NE(folder_link.err.find("shared is a symbolic link to the folder " + fs::canonical(dir_ / "shared").string()),
+            std::string::npos)
+      << folder_link.err;
+  EXPECT_NE(Spool({"ckpt", "list", root}).out.find("no committed checkpoint"), std::string::npos);
+
+  Outcome followed = Spool({"ckpt", "save", root, "--step", "1", "--follow-symlinks", ckpt.string()});
+  ASSERT_EQ(followed.exit_code, 0) << followed.err;
+  ASSERT_EQ(Spool({"ckpt", "restore", root, (dir_ / "one").string()}).exit_code, 0);
+  EXPECT_EQ(ReadTree(dir_ / "one"), (std::map<std::string, std::string>{
+                                        {"latest.pt", "weights"}, {"model.pt", "weights"}, {"shared/vocab.txt", "words"}}));
+
+  fs::remove(ckpt / "shared");
+  Outcome inside = Spool({"ckpt", "save", root, "--step", "2", ckpt.string()});
+  ASSERT_EQ(inside.exit_code, 0) << inside.err;
+  ASSERT_EQ(Spool({"ckpt", "restore", root, (dir_ / "two").string()}).exit_code, 0);
+  EXPECT_EQ(ReadTree(dir_ / "two"),
+            (std::map<std::string, std::string>{{"latest.pt", "weights"}, {"model.pt", "weights"}}));
+
+  ASSERT_EQ(::mkfifo((ckpt / "pipe").c_str(), 0600), 0);
+  Outcome fifo = Spool({"ckpt", "save", root, "--step", "3", ckpt.string()});
+  EXPECT_EQ(fifo.exit_code, 1);
+  EXPECT_NE(fifo.err.find(": pipe is a FIFO (named pipe), not a file that can be saved; move it out of the folder"),
+            std::string::npos)
+      << fifo.err;
+}
+
+TEST_F(SpoolCli, CkptSaveSaysWhenItsFolderDoesNotExist) {
+  const std::string root = (dir_ / "root").string();
+  Outcome missing = Spool({"ckpt", "save", root, "--step", "1", (dir_ / "nope").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "spool: checkpoint source " + (dir_ / "nope").string() +
+                             " does not exist; give the folder that holds the files to save\n");
+  WriteFile(dir_ / "a-file", "x");
+  Outcome file = Spool({"ckpt", "save", root, "--step", "1", (dir_ / "a-file").string()});
+  EXPECT_EQ(file.exit_code, 1);
+  EXPECT_NE(file.err.find("is not a folder"), std::string::npos) << file.err;
 }
 
 TEST_F(SpoolCli, ListsOneLevelOrRecursively) {

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <random>
 
+#include "spool/core/storage/registry.h"
+#include "spool/register_backends.h"
 #include "tests/cli/spool_runner.h"
 #include "tests/support/env.h"
 #include "tests/support/servers.h"
@@ -29,6 +31,7 @@ constexpr const char* kGcsBucket = "spool-cli-test";
 class StoreCommands : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    RegisterAllBackends();
     if (Backend() != "gs") return;
     // The emulator convention: no credentials, this endpoint.
     ::setenv("STORAGE_EMULATOR_HOST", test_support::GcsServerEndpoint().c_str(), 1);
@@ -59,6 +62,21 @@ class StoreCommands : public ::testing::Test {
   }
   fs::path Local(const std::string& name) const { return local_.path() / name; }
   std::string Url(const std::string& name) const { return root_ + "/" + name; }
+
+  // Writes the object `name` through the library: the CLI takes no key
+  // ending in '/' to write to.
+  void Put(const std::string& name, const std::string& bytes) {
+    Result<StoreLocation> location = OpenLocation(Url(name));
+    ASSERT_TRUE(location.ok()) << location.status().ToString();
+    Result<ObjectInfo> written = WriteAll(*location->store, location->key, bytes);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+
+  // `command` with more arguments after it.
+  static std::vector<std::string> With(std::vector<std::string> command, const std::vector<std::string>& more) {
+    command.insert(command.end(), more.begin(), more.end());
+    return command;
+  }
 
   // The JSON line of `records cat` output that contains `marker`.
   static std::string LineWith(const std::string& output, const std::string& marker) {
@@ -369,6 +387,57 @@ TEST_F(StoreCommands, CopiesATreeBothWaysByteForByte) {
   Outcome down = Spool({"--quiet", "cp", "-r", Url("tree/"), Local("down").string()});
   ASSERT_EQ(down.exit_code, 0) << down.err;
   EXPECT_EQ(ReadTree(Local("down")), ReadTree(Local("tree")));
+}
+
+// Zero-byte keys ending in '/' (what "Create folder" in the S3 console and
+// many tools make) are folders: sync and cp -r make them local folders and
+// copy them between buckets as they are. "a//b" lands at a/b locally and
+// stays a//b in a bucket.
+TEST_F(StoreCommands, FolderMarkersAreFoldersOnEveryCopyPath) {
+  if (Backend() == "local") GTEST_SKIP() << "local folders hold no marker objects";
+  for (const char* marker : {"t4/", "t4/images/", "t4/empty/"}) Put(marker, "");
+  Put("t4/images/cat.jpg", "meow");
+  Put("t4/a//b.txt", "double");
+  const std::map<std::string, std::string> files = {{"a/b.txt", "double"}, {"images/cat.jpg", "meow"}};
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"sync"}, {"cp", "-r"}}) {
+    const fs::path local = Local("down-" + command[0]);
+    Outcome down = Spool(With(command, {Url("t4/"), local.string() + "/"}));
+    ASSERT_EQ(down.exit_code, 0) << command[0] << ": " << down.err;
+    EXPECT_EQ(down.err, "") << command[0];
+    EXPECT_EQ(ReadTree(local), files) << command[0];
+    EXPECT_TRUE(fs::is_directory(local / "empty")) << command[0];
+
+    const std::string copy = Url("copy-" + command[0] + "/");
+    Outcome across = Spool(With(command, {Url("t4/"), copy}));
+    ASSERT_EQ(across.exit_code, 0) << command[0] << ": " << across.err;
+    EXPECT_EQ(Lines(Spool({"ls", "-r", copy}).out),
+              (std::vector<std::string>{copy + "a//b.txt", copy + "empty/", copy + "images/", copy + "images/cat.jpg"}))
+        << command[0];
+  }
+  Outcome again = Spool({"sync", Url("t4/"), Local("down-sync").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("0 copied, 0 deleted, 2 already up to date"), std::string::npos) << again.out;
+  Outcome again_across = Spool({"sync", Url("t4/"), Url("copy-sync/")});
+  ASSERT_EQ(again_across.exit_code, 0) << again_across.err;
+  EXPECT_NE(again_across.out.find("0 copied, 0 deleted, 4 already up to date"), std::string::npos) << again_across.out;
+}
+
+// A name that is an object and a folder (keys t1 and t1/x) lists as both, as
+// the AWS CLI shows it; "t1/" lists the folder.
+TEST_F(StoreCommands, ListsANameThatIsBothAnObjectAndAFolder) {
+  if (Backend() == "local") GTEST_SKIP() << "a local name is a file or a folder, not both";
+  Put("t1", "object");
+  Put("t1/x", "inside");
+  Outcome both = Spool({"ls", Url("t1")});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(Lines(both.out), (std::vector<std::string>{Url("t1"), Url("t1/")}));
+  EXPECT_EQ(Lines(Spool({"ls", Url("t1/")}).out), std::vector<std::string>{Url("t1/x")});
+  EXPECT_EQ(Lines(Spool({"ls", "-r", Url("t1")}).out), (std::vector<std::string>{Url("t1"), Url("t1/x")}));
+  Outcome json = Spool({"ls", "--json", Url("t1")});
+  std::vector<std::string> lines = Lines(json.out);
+  ASSERT_EQ(lines.size(), 2u) << json.out;
+  EXPECT_NE(lines[0].find("\"size\":6"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\"folder\":true"), std::string::npos) << lines[1];
 }
 
 TEST_F(StoreCommands, WhoamiAndDoctorDescribeAccess) {

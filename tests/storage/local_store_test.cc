@@ -128,21 +128,28 @@ TEST_F(LocalStoreTest, ListsInByteOrderOfTheFullKey) {
   EXPECT_EQ(keys, (std::vector<std::string>{"A", "a-c", "a.d/e", "a/b", "a/b-1", "a/b0/z", "a0", "b"}));
 }
 
-TEST_F(LocalStoreTest, SkipsNonRegularFilesAndFollowsLinks) {
+TEST_F(LocalStoreTest, SkipsNonRegularFilesSayingWhatTheyAreAndFollowsLinks) {
   WriteFile(dir_ / "real/file", "12345");
   ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
   fs::create_symlink(dir_ / "real/file", dir_ / "link-to-file");
   fs::create_symlink(dir_ / "real", dir_ / "link-to-dir");
   fs::create_symlink(dir_, dir_ / "real/loop");  // a cycle must not hang the walk
   fs::create_symlink(dir_ / "nowhere", dir_ / "dangling");
-  ListOptions options;
-  options.prefix = Key("");
-  Result<ListPage> listed = ListAll(store_, options);
-  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
-  std::vector<std::string> keys;
-  for (const ObjectInfo& info : listed->objects) keys.push_back(info.key.substr(Key("").size()));
-  EXPECT_EQ(keys, (std::vector<std::string>{"link-to-dir/file", "link-to-file", "real/file"}));
-  EXPECT_EQ(listed->objects[1].size, 5u);
+  for (int max_keys : {1000, 1}) {  // one page, and a page per key: each skipped entry is reported once
+    ListOptions options;
+    options.prefix = Key("");
+    options.max_keys = max_keys;
+    Result<ListPage> listed = ListAll(store_, options);
+    ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+    std::vector<std::string> keys;
+    for (const ObjectInfo& info : listed->objects) keys.push_back(info.key.substr(Key("").size()));
+    EXPECT_EQ(keys, (std::vector<std::string>{"link-to-dir/file", "link-to-file", "real/file"}));
+    EXPECT_EQ(listed->objects[1].size, 5u);
+    std::vector<std::string> skipped;
+    for (const SkippedEntry& entry : listed->skipped) skipped.push_back(entry.key.substr(Key("").size()) + ": " + entry.what);
+    EXPECT_EQ(skipped, (std::vector<std::string>{"dangling: a symbolic link to nothing", "pipe: a FIFO (named pipe)"}))
+        << "max_keys " << max_keys;
+  }
 }
 
 TEST_F(LocalStoreTest, DelimiterListsFilesAndSubfolders) {

@@ -1,5 +1,7 @@
 #include "spool/core/storage/local_files.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -10,6 +12,14 @@ namespace spool {
 namespace {
 constexpr std::string_view kTemporaryMarker = ".spool-tmp-";
 }  // namespace
+
+std::string DescribeSpecialFile(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
+}
 
 Status ErrnoStatus(int error, std::string_view path, std::string_view what) {
   std::string message = std::string(path) + ": " + std::string(what) + ": " + std::strerror(error);

@@ -1,7 +1,10 @@
-// Helpers shared by the local-file store and the transfer functions: errno
-// to Status, and the names of the temporary files that writes and downloads
-// go through before they are renamed into place.
+// Helpers shared by the local-file store, the transfer functions and the
+// checkpoint source: errno to Status, what a special file is, and the names
+// of the temporary files that writes and downloads go through before they
+// are renamed into place.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 #include <string_view>
@@ -14,6 +17,11 @@ namespace spool {
 // with the code that fits errno (ENOENT -> NotFound, EACCES -> PermissionDenied,
 // ENOSPC -> ResourceExhausted, ...).
 Status ErrnoStatus(int error, std::string_view path, std::string_view what);
+
+// What a file that is neither a regular file nor a folder is, from its
+// st_mode: "a FIFO (named pipe)", "a socket", "a character device", "a block
+// device", else "a special file".
+std::string DescribeSpecialFile(mode_t mode);
 
 // ".<name>.spool-tmp-<random>": hidden, in the same folder as the target,
 // unique per call. Thread-safe.

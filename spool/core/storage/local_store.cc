@@ -290,6 +290,7 @@ class Lister {
   struct Entry {
     std::string sort_name;  // the name, plus '/' for folders
     bool is_dir = false;
+    std::string skipped;  // neither a file nor a folder: what it is (ListPage::skipped)
   };
 
   static Result<std::vector<Entry>> ReadEntries(int dir_fd, const std::string& dir_path,
@@ -306,15 +307,25 @@ class Lister {
       std::string_view name = entry->d_name;
       if (name == "." || name == ".." || !name.starts_with(name_prefix) || IsTemporaryName(name)) continue;
       bool is_dir = entry->d_type == DT_DIR;
-      if (entry->d_type == DT_UNKNOWN || entry->d_type == DT_LNK) {
+      std::string skipped;
+      if (entry->d_type != DT_REG && !is_dir) {
+        // A link, a special file, or a file system that does not say: look.
         struct stat st;
-        if (::fstatat(dir_fd, entry->d_name, &st, 0) != 0) continue;  // dangling link or gone
-        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) continue;
-        is_dir = S_ISDIR(st.st_mode);
-      } else if (entry->d_type != DT_REG && !is_dir) {
-        continue;
+        if (::fstatat(dir_fd, entry->d_name, &st, 0) == 0) {
+          is_dir = S_ISDIR(st.st_mode);
+          if (!is_dir && !S_ISREG(st.st_mode)) skipped = DescribeSpecialFile(st.st_mode);
+        } else {
+          int error = errno;
+          struct stat link;
+          if (::fstatat(dir_fd, entry->d_name, &link, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(link.st_mode)) {
+            continue;  // removed while we list
+          }
+          skipped = error == ENOENT ? "a symbolic link to nothing"
+                                    : "a symbolic link whose target cannot be reached (" +
+                                          std::string(std::strerror(error)) + ")";
+        }
       }
-      entries.push_back({std::string(name) + (is_dir ? "/" : ""), is_dir});
+      entries.push_back({std::string(name) + (is_dir ? "/" : ""), is_dir, std::move(skipped)});
     }
     ::closedir(dir);
     // Sorting folders as "name/" makes the depth-first walk yield full keys
@@ -328,6 +339,10 @@ class Lister {
     const std::string& token = options_.page_token;
     for (const Entry& entry : entries) {
       std::string key = folder_key + entry.sort_name;
+      if (!entry.skipped.empty()) {
+        if (key > token && !Skip(key, entry.skipped)) return false;
+        continue;
+      }
       if (entry.is_dir) {
         if (!options_.delimiter.empty()) {
           if (key > token && !Emit(key, nullptr)) return false;
@@ -363,6 +378,18 @@ class Lister {
     }
     last_key_ = key;
     ++emitted_;
+    return true;
+  }
+
+  // Notes an entry that is neither a file nor a folder; false when the page
+  // was already full (the next page, which starts after the last key
+  // emitted, notes it then).
+  bool Skip(const std::string& key, const std::string& what) {
+    if (emitted_ == static_cast<size_t>(options_.max_keys)) {
+      page_.next_page_token = last_key_;
+      return false;
+    }
+    page_.skipped.push_back({key, what});
     return true;
   }
 

@@ -14,8 +14,11 @@
 // with delimiter "/" it returns the files and subfolders ("dir/") of the
 // prefix's folder whose names start with the rest of the prefix; without a
 // delimiter it walks recursively (following symbolic links, never in a loop).
-// Temporary files and non-regular files are not listed; an empty folder
-// shows as a common prefix. The page token is the last key returned.
+// Temporary files are not listed. Other entries that are neither regular
+// files nor folders (FIFOs, sockets, devices, symbolic links to nothing or
+// that loop) are not objects: they come in ListPage::skipped, saying what
+// each is. An empty folder shows as a common prefix. The page token is the
+// last key returned.
 //
 // Reads are pinned to the file opened: a file replaced by rename keeps
 // serving its old content through the open handle; a file changed in place

@@ -92,6 +92,7 @@ Result<ListPage> ListAll(ObjectStore& store, ListOptions options) {
     SPOOL_ASSIGN_OR_RETURN(ListPage page, store.List(options));
     for (ObjectInfo& info : page.objects) all.objects.push_back(std::move(info));
     for (std::string& prefix : page.common_prefixes) all.common_prefixes.push_back(std::move(prefix));
+    for (SkippedEntry& skipped : page.skipped) all.skipped.push_back(std::move(skipped));
     options.page_token = std::move(page.next_page_token);
   } while (!options.page_token.empty());
   return all;

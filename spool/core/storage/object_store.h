@@ -56,9 +56,19 @@ struct ListOptions {
   int max_keys = 1000;
 };
 
+// What a listing passed over because it is neither an object nor a folder:
+// on a local store, a FIFO, socket or device file, or a symbolic link to
+// nothing. Listings never return such entries as objects; whoever copies a
+// whole folder should say that they were left out.
+struct SkippedEntry {
+  std::string key;
+  std::string what;  // "a FIFO (named pipe)", "a socket", ...: what it is instead
+};
+
 struct ListPage {
   std::vector<ObjectInfo> objects;          // in lexicographic key order
   std::vector<std::string> common_prefixes; // each ends with the delimiter
+  std::vector<SkippedEntry> skipped;        // in key order; only local stores have any
   std::string next_page_token;              // empty on the last page
 };
 
