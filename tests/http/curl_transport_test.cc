@@ -379,6 +379,16 @@ TEST_F(CurlTransportTest, ErrorBodyIsTruncatedAt64KiB) {
   EXPECT_EQ(body, PatternContent(10));
 }
 
+// Object keys may hold "." and ".." segments ("a/./b" is an S3 key of its
+// own): the path goes out as written, never resolved.
+TEST_F(CurlTransportTest, PathsAreSentAsWritten) {
+  RecordingSink sink;
+  auto response = Get("/x/./../echo", &sink);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 404) << "the server saw /echo: the path was resolved";
+  EXPECT_EQ(response->error_body, "no such endpoint: /x/./../echo");
+}
+
 TEST_F(CurlTransportTest, ResponseHeadersIgnoreCase) {
   auto response = Get("/headers?X-Mixed-Case=Value1&etag=%22abc%22", nullptr);
   ASSERT_TRUE(response.ok()) << response.status().ToString();

@@ -259,6 +259,9 @@ CURL* CurlTransport::NewHandle() const {
   curl_easy_setopt(handle, CURLOPT_SHARE, share_.get());
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM: we run in many threads
   curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  // The path as written: curl would resolve "." and ".." segments, and so ask
+  // for another object than the key a request names (and signs).
+  curl_easy_setopt(handle, CURLOPT_PATH_AS_IS, 1L);
   // HTTP/1.1: object stores get their throughput from parallel connections.
   curl_easy_setopt(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);

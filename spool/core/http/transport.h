@@ -85,7 +85,10 @@ class StringSink : public ResponseSink {
 
 struct HttpRequest {
   std::string method = "GET";
-  std::string url;  // absolute, already percent-encoded
+  // Absolute, already percent-encoded, and sent as written: "." and ".."
+  // segments are not resolved, since object keys may hold them (S3 stores
+  // "a/./b" as such, and the signature covers the path as written).
+  std::string url;
   HttpHeaders headers;
   // The body: either `body` (memory the caller keeps alive during Send) or
   // `body_source` with `body_size` bytes (use -1 for chunked, unknown size).
