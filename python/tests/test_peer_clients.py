@@ -158,6 +158,17 @@ def spool_read_all(url: str) -> bytes:
         return f.read()
 
 
+def check_spool_refuses(url: str, scratch: Path) -> None:
+    """A whole read of ``url`` and a copy of it to a file both fail with
+    DataLoss naming the CRC32C, and the copy leaves no file."""
+    with pytest.raises(spool.DataLossError, match="CRC32C"):
+        spool_read_all(url)
+    target = scratch / "not-written.bin"
+    with pytest.raises(spool.DataLossError):
+        spool.copy(url, target)
+    assert not target.exists()
+
+
 def check_spool_reads(url: str, data: bytes, expected_crc32c: Optional[int], scratch: Path) -> None:
     """spool reads ``url`` as ``data``: whole, in a range, by stat and by a copy to disk."""
     assert spool_read_all(url) == data
@@ -441,12 +452,7 @@ def test_spool_checks_its_crc32c_on_objects_others_wrote(s3_peer: S3Peer, tmp_pa
                               Metadata={SPOOL_CRC32C_METADATA: crc32c_base64(wrong)})
     url = s3_peer.url("wrong.bin")
     assert spool.stat(url).crc32c == wrong
-    with pytest.raises(spool.DataLossError, match="CRC32C"):
-        spool_read_all(url)
-    target = tmp_path / "not-written.bin"
-    with pytest.raises(spool.DataLossError):
-        spool.copy(url, target)
-    assert not target.exists()
+    check_spool_refuses(url, tmp_path)
 
 
 # --- moto's flexible checksums ----------------------------------------------
@@ -488,12 +494,7 @@ def test_spool_verifies_against_the_crc32c_moto_keeps(moto_peer: S3Peer, tmp_pat
     assert head["ChecksumCRC32C"] == crc32c_base64(wrong)  # moto did not check it
     url = moto_peer.url("misdeclared.bin")
     assert spool.stat(url).crc32c == wrong
-    with pytest.raises(spool.DataLossError, match="CRC32C"):
-        spool_read_all(url)
-    target = tmp_path / "not-written.bin"
-    with pytest.raises(spool.DataLossError):
-        spool.copy(url, target)
-    assert not target.exists()
+    check_spool_refuses(url, tmp_path)
 
 
 @pytest.mark.parametrize("checksum_type", [None, "COMPOSITE"], ids=["default-type", "declared-composite"])
