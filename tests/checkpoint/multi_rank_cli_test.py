@@ -63,9 +63,12 @@ def write_folder(folder, files):
 
 
 def read_folder(folder):
+    """Every file below `folder` but the marker a restore leaves at its top."""
     tree = {}
     for base, _, names in os.walk(folder):
         for name in names:
+            if base == folder and name == ".spool-restore":
+                continue
             full = os.path.join(base, name)
             with open(full, "rb") as f:
                 tree[os.path.relpath(full, folder)] = f.read()

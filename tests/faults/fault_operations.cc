@@ -268,7 +268,9 @@ Operation RestoreOperation() {
   };
   op.run = [](OperationContext& c) {
     CheckpointManager manager(c.store, c.fixed_prefix + "ckpt");
-    Verdict verdict{manager.RestoreLatest(c.scratch / "restore").status(), ""};
+    // The target holds other files: replacing it is asked for, and a failed
+    // restore must still leave it as it was.
+    Verdict verdict{manager.RestoreLatest(c.scratch / "restore", ExistingFolder::kReplace).status(), ""};
     const auto now = test_support::ReadTree(c.scratch / "restore");
     if (verdict.status.ok() && now != CheckpointFiles()) {
       verdict.violation = "the restored folder differs from the checkpoint";
