@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "spool/records/loader/fingerprint.h"
 #include "spool/records/loader/partitions.h"
 #include "spool/records/loader/pipeline.h"
 #include "spool/records/loader/plan.h"
@@ -31,9 +32,9 @@ Status CheckOptions(const DataLoaderOptions& options) {
 }  // namespace
 
 DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker,
-                       std::shared_ptr<std::vector<loader::ShardInfo>> shards)
+                       std::shared_ptr<std::vector<loader::ShardInfo>> shards, std::string fingerprint)
     : options_(std::move(options)), worker_(std::move(worker)), shards_(std::move(shards)),
-      counters_(std::make_shared<loader::CounterBlock>()) {}
+      fingerprint_(std::move(fingerprint)), counters_(std::make_shared<loader::CounterBlock>()) {}
 
 DataLoader::~DataLoader() { Close(); }
 
@@ -51,6 +52,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
       options.store ? options.store->shared_counters() : options.store_options.counters;
   const RequestCounts requests_at_open = requests->Snapshot();
   SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options));
+  std::string fingerprint = loader::InputsFingerprint(shards);
   // Record counts let the plan balance workers by records. Index files give
   // them cheaply; reading every shard is paid only when it must be: fewer
   // shards than workers, or elastic mode, whose plan is in records.
@@ -69,7 +71,8 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
         loader::LoadCounts(shards, executor, options.bad_shard_policy == BadShardPolicy::kSkip));
   }
   std::unique_ptr<DataLoader> loader(new DataLoader(
-      std::move(options), worker, std::make_shared<std::vector<loader::ShardInfo>>(std::move(shards))));
+      std::move(options), worker, std::make_shared<std::vector<loader::ShardInfo>>(std::move(shards)),
+      std::move(fingerprint)));
   loader->counters_->requests = std::move(requests);
   loader->counters_->requests_at_open = requests_at_open;
   loader->counters_->owns_requests = owns_requests;
@@ -81,6 +84,11 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   start.partitions = loader->options_.partitions;
   SPOOL_RETURN_IF_ERROR(loader->Start(start));
   return loader;
+}
+
+Result<std::string> DataLoader::InputsFingerprint(const DataLoaderOptions& options) {
+  SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options));
+  return loader::InputsFingerprint(shards);
 }
 
 uint64_t DataLoader::workers() const {
@@ -162,12 +170,21 @@ Result<std::optional<Batch>> DataLoader::Next() {
   return batch;
 }
 
-LoaderState DataLoader::State() const { return partitions_ ? partitions_->State() : pipeline_->State(); }
+LoaderState DataLoader::State() const {
+  LoaderState state = partitions_ ? partitions_->State() : pipeline_->State();
+  state.fingerprint = fingerprint_;
+  return state;
+}
 
 Status DataLoader::Resume(const LoaderState& state) {
   if (!options_.deterministic) {
     return FailedPreconditionError("Resume needs deterministic mode: with deterministic = false the record "
                                    "order depends on timing and cannot be replayed");
+  }
+  if (!state.fingerprint.empty() && state.fingerprint != fingerprint_) {
+    return InvalidArgumentError("loader state was taken on other inputs (their fingerprint is " + state.fingerprint +
+                                ", this loader's inputs have " + fingerprint_ +
+                                "); resume it on the dataset it was saved with");
   }
   const LoaderState here = State();
   if (options_.partitions > 0) {  // any world size: the partitions fix the order

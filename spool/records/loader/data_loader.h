@@ -135,10 +135,18 @@ class DataLoader {
   // Continues from `state` (taken by a loader with the same inputs and
   // [order] options): the batches after it are exactly those an
   // uninterrupted run delivers after that point. InvalidArgument for a state
-  // of another seed or worker. In elastic mode any worker's state of the
-  // same seed and partitions is accepted, from any world size: the job's
+  // of other inputs (its fingerprint differs; a state without one is not
+  // checked), another seed or worker. In elastic mode any worker's state of
+  // the same seed and partitions is accepted, from any world size: the job's
   // remaining records of the epoch are each delivered once.
   Status Resume(const LoaderState& state);
+
+  // The fingerprint of this loader's inputs that State() carries
+  // (LoaderState::fingerprint).
+  const std::string& fingerprint() const { return fingerprint_; }
+  // The fingerprint a loader opened with `options` would have, without
+  // opening one: reads each manifest and lists each glob once, as Open does.
+  static Result<std::string> InputsFingerprint(const DataLoaderOptions& options);
 
   // Paused, the loader starts no read-ahead: a checkpoint saved before a
   // preemption gets the network and the CPU. Next() still fetches what it
@@ -167,7 +175,7 @@ class DataLoader {
 
  private:
   DataLoader(DataLoaderOptions options, WorkerIdentity worker,
-             std::shared_ptr<std::vector<loader::ShardInfo>> shards);
+             std::shared_ptr<std::vector<loader::ShardInfo>> shards, std::string fingerprint);
   Status Start(const LoaderState& state);
   uint64_t worker_index() const;
   void RegisterMetrics();
@@ -175,6 +183,7 @@ class DataLoader {
   DataLoaderOptions options_;
   WorkerIdentity worker_;
   std::shared_ptr<std::vector<loader::ShardInfo>> shards_;
+  std::string fingerprint_;  // of the inputs as resolved, before any counting
   std::shared_ptr<loader::CounterBlock> counters_;
   // Replaced by Resume on the consumer thread; swap_mu_ guards the
   // replacement against Counters() on other threads.

@@ -20,6 +20,7 @@ std::string LoaderState::Encode() const {
   out << kMagic << " seed=" << seed << " epoch=" << epoch << " position=" << position << " worker=" << worker
       << " workers=" << workers;
   if (partitions != 0) out << " partitions=" << partitions;
+  if (!fingerprint.empty()) out << " fingerprint=" << fingerprint;
   if (!truncated.empty()) {
     out << " truncated=";
     for (size_t i = 0; i < truncated.size(); ++i) {
@@ -55,6 +56,13 @@ Result<LoaderState> LoaderState::Decode(std::string_view text) {
     }
     if (name == "partitions") {
       if (!ParseU64(value, &state.partitions)) return bad("partitions is not a number");
+      known = true;
+    }
+    if (name == "fingerprint") {
+      if (value.empty() || value.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+        return bad("fingerprint is not lower-case hex");
+      }
+      state.fingerprint = std::string(value);
       known = true;
     }
     if (name == "truncated") {
