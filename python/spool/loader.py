@@ -136,6 +136,13 @@ class DataLoader:
     rank may run ``local_workers`` loaders, one per ``local_worker``. Every
     record of an epoch goes to exactly one worker.
 
+    Elastic mode: ``partitions=C`` with ``global_batch_size`` (a multiple of
+    C; ``batch_size`` is then not used) fixes the order by C partitions
+    instead of the job's shape: the job's global batch at each step is the
+    same for every world size (x ``local_workers``) that divides C, and a
+    :meth:`state` resumes on any such world size (docs/loader.md, "Elastic
+    restarts"). Each batch is this worker's share of the step's global batch.
+
     ``epochs=0`` runs forever. ``bad_shards="skip"`` cuts a damaged shard
     short (counted in :meth:`counters`) instead of failing the epoch.
     Iterating yields batches; each batch's epoch is :attr:`epoch` after it.
@@ -150,7 +157,8 @@ class DataLoader:
                  epochs: int = 1, drop_remainder: bool = False, rank: Optional[int] = None,
                  world_size: Optional[int] = None, local_workers: int = 1, local_worker: int = 0,
                  interleave: int = 4, memory_budget: int = 256 << 20, read_ahead: int = 8 << 20,
-                 prefetch_batches: int = 4, bad_shards: str = "fail", count_records: bool = False) -> None:
+                 prefetch_batches: int = 4, bad_shards: str = "fail", count_records: bool = False,
+                 partitions: int = 0, global_batch_size: int = 0) -> None:
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         self.batch_size = batch_size
@@ -159,7 +167,7 @@ class DataLoader:
         self._native = _spool._DataLoader(
             [os.fspath(i) for i in inputs], batch_size, seed, shuffle, shuffle_buffer, epochs, drop_remainder,
             rank, world_size, local_workers, local_worker, interleave, memory_budget, read_ahead,
-            prefetch_batches, bad_shards, count_records, _spec_list(features))
+            prefetch_batches, bad_shards, count_records, _spec_list(features), partitions, global_batch_size)
 
     def __iter__(self) -> Iterator[Batch]:
         return self
@@ -173,15 +181,23 @@ class DataLoader:
 
     def state(self) -> str:
         """Where this loader is, as one line of text for a checkpoint
-        (``"spool-loader/1 seed=7 epoch=2 position=1536 worker=3 workers=8"``)."""
+        (``"spool-loader/1 seed=7 epoch=2 position=1536 worker=3 workers=8
+        fingerprint=4f0c2a9e81d3b657"``)."""
         return self._native.state()
 
     def resume(self, state: str) -> None:
         """Continues from a :meth:`state` of a loader with the same inputs,
-        options and worker identity: the batches that follow are exactly
+        options and worker identity (in elastic mode, any worker of any world
+        size dividing the partitions): the batches that follow are exactly
         those an uninterrupted run delivers after that point. ``ValueError``
-        for a state of another seed or worker."""
+        for a state of other inputs (its fingerprint), another seed or worker."""
         self._native.resume(state)
+
+    @property
+    def fingerprint(self) -> str:
+        """The identity of the inputs that :meth:`state` carries (16 hex
+        digits): a manifest's content, or the shards' URLs and sizes."""
+        return self._native.fingerprint()
 
     def _resume_at(self, epoch: int, position: int) -> None:
         """Continues this worker at record ``position`` of ``epoch``."""

@@ -35,7 +35,8 @@ class Loader {
   Loader(std::vector<std::string> inputs, uint64_t batch_size, uint64_t seed, bool shuffle, uint64_t shuffle_buffer,
          uint64_t epochs, bool drop_remainder, std::optional<int> rank, std::optional<int> world_size,
          int local_workers, int local_worker, int interleave, uint64_t memory_budget, uint64_t read_ahead,
-         int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features) {
+         int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features,
+         uint64_t partitions, uint64_t global_batch_size) {
     specs_ = FeatureSpecsFrom(features);
     DataLoaderOptions options;
     options.inputs = std::move(inputs);
@@ -56,6 +57,8 @@ class Loader {
     options.bad_shard_policy = ParseBadShards(bad_shards);
     options.count_records = count_records;
     options.parse_examples = !specs_.empty();
+    options.partitions = partitions;
+    options.global_batch_size = global_batch_size;
     py::gil_scoped_release release;
     loader_ = Unwrap(DataLoader::Open(std::move(options)));
   }
@@ -101,6 +104,8 @@ class Loader {
     py::gil_scoped_release release;
     ThrowIfError(loader.Resume(state));
   }
+
+  std::string Fingerprint() { return Get().fingerprint(); }
 
   std::optional<uint64_t> EpochRecords(uint64_t epoch, uint64_t worker) { return Get().EpochRecords(epoch, worker); }
 
@@ -163,18 +168,19 @@ void RegisterLoader(py::module_& m) {
   py::class_<Loader>(m, "_DataLoader")
       .def(py::init<std::vector<std::string>, uint64_t, uint64_t, bool, uint64_t, uint64_t, bool, std::optional<int>,
                     std::optional<int>, int, int, int, uint64_t, uint64_t, int, const std::string&, bool,
-                    const py::list&>(),
+                    const py::list&, uint64_t, uint64_t>(),
            py::arg("inputs"), py::arg("batch_size"), py::arg("seed"), py::arg("shuffle"), py::arg("shuffle_buffer"),
            py::arg("epochs"), py::arg("drop_remainder"), py::arg("rank"), py::arg("world_size"),
            py::arg("local_workers"), py::arg("local_worker"), py::arg("interleave"), py::arg("memory_budget"),
            py::arg("read_ahead"), py::arg("prefetch_batches"), py::arg("bad_shards"), py::arg("count_records"),
-           py::arg("features"))
+           py::arg("features"), py::arg("partitions") = 0, py::arg("global_batch_size") = 0)
       .def("next", &Loader::Next)
       .def("state", &Loader::State)
       .def("resume", &Loader::Resume, py::arg("state"))
       .def("resume_at", &Loader::ResumeAt, py::arg("epoch"), py::arg("position"))
       .def("epoch_records", &Loader::EpochRecords, py::arg("epoch"), py::arg("worker"))
       .def("worker", &Loader::Worker)
+      .def("fingerprint", &Loader::Fingerprint)
       .def("counters", &Loader::Counters)
       .def("requests", &Loader::Requests)
       .def("close", &Loader::Close);
@@ -187,6 +193,17 @@ void RegisterLoader(py::module_& m) {
         return py::make_tuple(worker.rank, worker.world_size, worker.source);
       },
       py::arg("rank"), py::arg("world_size"));
+  // The fingerprint a loader over `inputs` would carry in its states
+  // (LoaderState::fingerprint): reads each manifest, lists each glob.
+  m.def(
+      "_inputs_fingerprint",
+      [](std::vector<std::string> inputs) {
+        DataLoaderOptions options;
+        options.inputs = std::move(inputs);
+        py::gil_scoped_release release;
+        return Unwrap(DataLoader::InputsFingerprint(options));
+      },
+      py::arg("inputs"));
 }
 
 }  // namespace spool::python
