@@ -34,10 +34,20 @@ to its own position without reading the records before it when the shards'
 record counts are known (manifest or index files; with several workers the
 dataset counts them at open otherwise). Resume needs the same inputs, seed,
 batch size, world size and ``num_workers``.
+
+Elastic mode (``partitions=``, ``global_batch_size=``): the order is fixed
+by the partitions, not by the job's shape; a state is (epoch, steps) and
+resumes on any world size and ``num_workers`` dividing the partitions.
+
+torchdata's ``StatefulDataLoader`` works too: it asks each worker for its
+dataset's state (this worker's C++ loader state) and gives it back to the
+same worker on resume. Every state names its inputs (``fingerprint``) and
+is refused by a dataset over other inputs.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -48,7 +58,7 @@ import torch.utils.data
 import spool
 from spool.loader import FeatureSpec, PathLike
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2
 # The shared state of a StreamingDataset: int64 words [epoch, plan length in
 # bytes, the resume plan as JSON...]. 64 KiB holds the plan of thousands of
 # DataLoader workers.
@@ -169,15 +179,34 @@ class StreamingDataset(torch.utils.data.IterableDataset):
     DataLoader workers when their next iteration starts, persistent workers
     included.
 
+    Two modes:
+
+    - fixed (``batch_size``): each rank, and each DataLoader worker within
+      it, reads its own part of every epoch in batches of ``batch_size``; a
+      state resumes on the same world size and ``num_workers`` only.
+    - elastic (``partitions=C, global_batch_size=G``): the order is fixed by
+      C partitions, so the job's global batch at each step (every rank's
+      batch, in rank order) is the same for any world size x ``num_workers``
+      that divides C, and a state saved on one world size resumes on another
+      with the rest of the epoch delivered exactly once. A rank's batch at a
+      step is G / world_size records (:class:`DataLoader` joins its workers'
+      shares; torch's own DataLoader yields each worker's share in turn).
+
     ``rank`` / ``world_size``: left out, from ``torch.distributed`` when it
     is initialised, else from the launcher's environment (torchrun, Open
     MPI, TF_CONFIG, Indexed Jobs), else rank 0 of 1; the attributes hold
     what was found.
+
+    States: :meth:`state_dict` / :meth:`load_state_dict`, called by
+    :class:`DataLoader` and by torchdata's ``StatefulDataLoader`` (which
+    keeps one state per worker, taken in the worker). A state names the
+    dataset it was taken on (``fingerprint``) and is refused by another.
     """
 
-    def __init__(self, inputs: Union[PathLike, Sequence[PathLike]], *, batch_size: int,
+    def __init__(self, inputs: Union[PathLike, Sequence[PathLike]], *, batch_size: Optional[int] = None,
                  features: Optional[FeatureSpec] = None, seed: int = 0, shuffle: bool = True,
                  drop_remainder: bool = False, rank: Optional[int] = None, world_size: Optional[int] = None,
+                 partitions: Optional[int] = None, global_batch_size: Optional[int] = None,
                  **loader_options: Any) -> None:
         super().__init__()
         if isinstance(inputs, (str, os.PathLike)):
@@ -185,8 +214,25 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         if rank is None and world_size is None:
             rank, world_size = _distributed_rank()
         rank, world_size, _ = spool._spool._resolve_worker(rank, world_size)
+        if partitions is None:
+            if batch_size is None or global_batch_size is not None:
+                raise ValueError("give StreamingDataset a batch_size, or partitions and global_batch_size for "
+                                 "elastic mode")
+        else:
+            if batch_size is not None or global_batch_size is None:
+                raise ValueError("in elastic mode (partitions=) give global_batch_size, the records of one step "
+                                 "over the whole job, instead of batch_size")
+            if partitions < 1 or global_batch_size < 1 or global_batch_size % partitions:
+                raise ValueError(f"global_batch_size ({global_batch_size}) must be a positive multiple of "
+                                 f"partitions ({partitions})")
+            if partitions % world_size:
+                raise ValueError(f"the world size ({world_size}) must divide partitions ({partitions}); choose "
+                                 "partitions as a multiple of every world size the job may run on")
+            batch_size = global_batch_size // world_size  # this rank's share of each step
         self.inputs = [os.fspath(i) for i in inputs]
         self.batch_size = batch_size
+        self.partitions = partitions or 0
+        self.global_batch_size = global_batch_size
         self.features = features
         self.seed = seed
         self.shuffle = shuffle
@@ -198,6 +244,26 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         self._shared = _SharedState()  # epoch and resume plan, seen by the workers
         self._yielded = 0  # batches yielded in this process (num_workers=0)
         self._worker_iterations = 0  # iterations this copy ran in a DataLoader worker
+        self._inputs_fingerprint: Optional[str] = None  # computed when a state needs it
+        # In a DataLoader worker: where this worker's current iteration is
+        # ({"epoch", "batches", "loader": its C++ state}), and a worker state
+        # loaded for its next iteration. Never shared: each worker has its own.
+        self._stream: Optional[Dict[str, Any]] = None
+        self._local_resume: Optional[Dict[str, Any]] = None
+
+    @property
+    def elastic(self) -> bool:
+        """Whether the order is fixed by ``partitions`` (elastic mode)."""
+        return self.partitions > 0
+
+    @property
+    def fingerprint(self) -> str:
+        """The identity of the inputs a state carries (16 hex digits): a
+        manifest's content, or the shards' URLs and sizes. Reads each
+        manifest and lists each glob the first time."""
+        if self._inputs_fingerprint is None:
+            self._inputs_fingerprint = spool._spool._inputs_fingerprint(self.inputs)
+        return self._inputs_fingerprint
 
     @property
     def epoch(self) -> int:
@@ -227,6 +293,8 @@ class StreamingDataset(torch.utils.data.IterableDataset):
               **overrides: Any) -> spool.DataLoader:
         epoch = self.epoch if epoch is None else epoch
         options = {**self.loader_options, **overrides}
+        if self.elastic:
+            options.update(partitions=self.partitions, global_batch_size=self.global_batch_size)
         return spool.DataLoader(
             self.inputs, batch_size=self.batch_size, seed=self.seed, features=self.features, shuffle=self.shuffle,
             epochs=epoch + 1, drop_remainder=self.drop_remainder, rank=self.rank, world_size=self.world_size,
@@ -236,7 +304,12 @@ class StreamingDataset(torch.utils.data.IterableDataset):
     def _resume_plan(self, epoch: int, batches: int, workers: int) -> Dict[str, Any]:
         """Each worker's record position after ``batches`` of ``epoch`` were
         consumed, and which worker's turn is next (torch's next iteration
-        starts with worker 0, so the workers' roles are rotated to match)."""
+        starts with worker 0, so the workers' roles are rotated to match).
+        In elastic mode ``batches`` counts steps, and every partition is at
+        the same position whatever the workers."""
+        if self.elastic:
+            return {"epoch": epoch, "batches": batches, "elastic": True,
+                    "position": batches * (self.global_batch_size // self.partitions)}
         with self._open(workers, 0, epoch=epoch, prefetch_batches=1, read_ahead=1 << 20) as probe:
             first = probe.worker["worker"]  # this rank's worker 0
             records = [probe.epoch_records(epoch, first + w) for w in range(workers)]
@@ -248,6 +321,9 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                 "rotation": next_turn}
 
     def __iter__(self) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
+        # Not a generator: the loader opens and resumes here, when torch's
+        # fetcher calls iter(), so that state_dict() in a worker is right
+        # from then on (StatefulDataLoader asks for it before the first batch).
         info = torch.utils.data.get_worker_info()
         workers, worker = (info.num_workers, info.id) if info is not None else (1, 0)
         if info is not None:
@@ -256,39 +332,61 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                 raise RuntimeError("persistent_workers=True needs shared memory (torch's share_memory_), which this "
                                    "system refused, so a new epoch cannot reach the workers; use "
                                    "persistent_workers=False")
-        epoch = self.epoch
-        resume = self._resume
+        local, self._local_resume = self._local_resume, None
+        epoch = local["epoch"] if local is not None else self.epoch
+        resume = None if local is not None else self._resume
         if resume is not None and resume["epoch"] != epoch:
             resume = None
         position = 0
-        if resume is not None:
+        if resume is not None and not resume.get("elastic"):
             if resume["num_workers"] != workers:
                 taken_with = resume["num_workers"]
                 raise ValueError(f"the dataset state was taken with {taken_with} DataLoader workers; resume with "
                                  f"num_workers={taken_with if taken_with > 1 else 0} (this DataLoader has {workers})")
             worker = (resume["rotation"] + worker) % workers
             position = resume["positions"][worker]
-        with self._open(workers, worker, epoch=epoch) as loader:
-            if position or epoch:
+        elif resume is not None:
+            position = resume["position"]
+        loader = self._open(workers, worker, epoch=epoch)
+        try:
+            if local is not None:
+                loader.resume(local["loader"])
+            elif position or epoch:
                 loader._resume_at(epoch, position)
-            if info is None:
-                self._yielded = resume["batches"] if resume else 0
+        except BaseException:
+            loader.close()
+            raise
+        if info is None:
+            self._yielded = resume["batches"] if resume else 0
+        self._stream = {"epoch": epoch, "batches": local["batches"] if local else 0, "loader": loader.state()}
+        return self._deliver(loader, counts_here=info is None)
+
+    def _deliver(self, loader: spool.DataLoader, counts_here: bool) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
+        stream = self._stream
+        with loader:
             for batch in loader:
-                if info is None:
+                if counts_here:
                     self._yielded += 1
+                if stream is not None:
+                    stream["batches"] += 1
+                    stream["loader"] = loader.state()
                 yield _to_tensors(batch)
 
     def state_dict(self, batches: Optional[int] = None, num_workers: int = 0) -> Dict[str, Any]:
         """Where the consumer is in the current epoch: ``batches`` it took from
-        a ``torch.utils.data.DataLoader`` with ``num_workers`` workers. Left
-        out, what this process iterated itself (``num_workers=0``).
+        a ``torch.utils.data.DataLoader`` with ``num_workers`` workers (in
+        elastic mode, steps). Left out, what this process iterated: in the
+        main process the batches it yielded itself; in a DataLoader worker
+        (torchdata's ``StatefulDataLoader`` asks there) this worker's own
+        stream, with ``worker`` and ``loader`` (its C++ loader's state) added.
         :meth:`DataLoader.state_dict` fills both in.
 
-        A dict of plain values (JSON as is): ``version`` (of this layout, 1),
+        A dict of plain values (JSON as is): ``version`` (of this layout, 2),
         ``epoch``, ``batches``, ``num_workers`` (at least 1), ``seed``,
         ``batch_size``, ``rank`` and ``world_size`` (0 and 1 in a single
-        process)."""
-        return {
+        process), ``partitions`` (0 in fixed mode), ``global_batch_size``
+        (None in fixed mode) and ``fingerprint`` (the inputs' identity)."""
+        state = {
             "version": _STATE_VERSION,
             "epoch": self.epoch,
             "batches": self._yielded if batches is None else batches,
@@ -297,24 +395,67 @@ class StreamingDataset(torch.utils.data.IterableDataset):
             "batch_size": self.batch_size,
             "world_size": self.world_size,
             "rank": self.rank,
+            "partitions": self.partitions,
+            "global_batch_size": self.global_batch_size,
+            "fingerprint": self.fingerprint,
         }
+        info = torch.utils.data.get_worker_info()
+        if batches is None and info is not None and self._stream is not None:
+            state.update(epoch=self._stream["epoch"], batches=self._stream["batches"], num_workers=info.num_workers,
+                         worker=info.id, loader=self._stream["loader"])
+        return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Makes the next iteration continue after ``state`` (from
-        :meth:`state_dict`). ``ValueError`` when the state belongs to another
-        seed, batch size or world."""
-        if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"not a spool StreamingDataset state (version {state.get('version')!r})")
-        for key in ("seed", "batch_size", "world_size", "rank"):
-            if key in ("world_size", "rank") and state[key] is None:
-                continue  # a state of an earlier version, which kept "from the environment" as None
-            if state[key] != getattr(self, key):
-                raise ValueError(f"the dataset state has {key}={state[key]!r} but this dataset has "
-                                 f"{key}={getattr(self, key)!r}; resume with the same {key}")
+        :meth:`state_dict`). ``ValueError`` when the state belongs to other
+        inputs, another seed, batch size or mode, or (fixed mode) another
+        rank or world size. A worker's state (with ``loader``) is loaded in
+        that DataLoader worker, as ``StatefulDataLoader`` does."""
+        version = state.get("version")
+        if version not in (1, _STATE_VERSION):
+            raise ValueError(f"not a spool StreamingDataset state (version {version!r})")
+        self._check_state(state)
+        in_worker = torch.utils.data.get_worker_info() is not None
+        if "loader" in state:
+            if not in_worker:
+                raise ValueError("this state is one DataLoader worker's (taken by torchdata's StatefulDataLoader); "
+                                 "load it with the StatefulDataLoader.load_state_dict of the loader that saved it")
+            # This worker's next iteration continues that stream; the C++
+            # loader checks that it is this worker's (in fixed mode).
+            self._local_resume = {"epoch": int(state["epoch"]), "batches": int(state["batches"]),
+                                  "loader": state["loader"]}
+            return
+        if in_worker:
+            raise ValueError("load a consumer's state (spool.torch.DataLoader.state_dict) in the main process")
         self.epoch = int(state["epoch"])
         plan = self._resume_plan(self.epoch, int(state["batches"]), int(state["num_workers"]))
         self._resume = plan
         self._yielded = plan["batches"]
+
+    def _check_state(self, state: Dict[str, Any]) -> None:
+        """Refuses a state of other inputs, order options or (fixed mode) job shape."""
+        fingerprint = state.get("fingerprint")
+        if fingerprint is not None and fingerprint != self.fingerprint:
+            raise ValueError(f"the dataset state was taken on other inputs (fingerprint {fingerprint}; these inputs "
+                             f"have {self.fingerprint}); resume it on the dataset it was saved with")
+        partitions = state.get("partitions", 0)
+        if partitions != self.partitions:
+            def mode(p: int) -> str:
+                return f"elastic mode with partitions={p}" if p else "fixed mode"
+            raise ValueError(f"the dataset state was saved in {mode(partitions)} but this dataset is in "
+                             f"{mode(self.partitions)}; open it with the partitions and global_batch_size it was "
+                             "saved with")
+        keys = ("seed", "global_batch_size") if self.elastic else ("seed", "batch_size", "world_size", "rank")
+        for key in keys:
+            if key in ("world_size", "rank") and state[key] is None:
+                raise ValueError(f"the dataset state does not say which {key} it was saved on (an earlier version "
+                                 f"of spool left it out when the launcher's environment gave it); resume it with "
+                                 f"the world size it was saved on after setting its {key} in the state")
+            if state[key] != getattr(self, key):
+                raise ValueError(f"the dataset state has {key}={state[key]!r} but this dataset has "
+                                 f"{key}={getattr(self, key)!r}; resume with the same {key}"
+                                 + (" (or save in elastic mode, partitions=, to change the world size)"
+                                    if key in ("world_size", "rank") else ""))
 
 
 def _to_tensors(batch: Union[Dict[str, Any], List[bytes]]) -> Union[Dict[str, Any], List[bytes]]:
@@ -323,11 +464,28 @@ def _to_tensors(batch: Union[Dict[str, Any], List[bytes]]) -> Union[Dict[str, An
     return {name: torch.from_numpy(value) if not isinstance(value, list) else value for name, value in batch.items()}
 
 
+def _join(batches: List[Union[Dict[str, Any], List[bytes]]]) -> Union[Dict[str, Any], List[bytes]]:
+    """One batch from several workers' consecutive shares of a step, in order."""
+    if isinstance(batches[0], list):
+        return [record for batch in batches for record in batch]  # type: ignore[union-attr]
+    joined: Dict[str, Any] = {}
+    for name, first in batches[0].items():  # type: ignore[union-attr]
+        values = [batch[name] for batch in batches]  # type: ignore[call-overload]
+        joined[name] = torch.cat(values) if isinstance(first, torch.Tensor) else [v for value in values for v in value]
+    return joined
+
+
 class DataLoader(torch.utils.data.DataLoader):
     """``torch.utils.data.DataLoader`` over a :class:`StreamingDataset` that
     knows where it is: it advances the dataset's epoch after each full pass
     and counts the batches taken, so :meth:`state_dict` /
     :meth:`load_state_dict` resume exactly, whatever ``num_workers``.
+
+    In elastic mode each worker reads its share of every step and this
+    loader joins the ``num_workers`` shares, so each batch is the rank's
+    whole share of a global batch (``global_batch_size / world_size``
+    records) whatever ``num_workers`` is, and a state resumes on any world
+    size and ``num_workers`` whose product divides ``partitions``.
 
     Takes torch's options except ``batch_size`` (the dataset batches);
     ``persistent_workers=True`` keeps the worker processes from one epoch to
@@ -340,6 +498,9 @@ class DataLoader(torch.utils.data.DataLoader):
         if kwargs.pop("batch_size", None) is not None:
             raise ValueError("give batch_size to the StreamingDataset; its batches are made in C++")
         super().__init__(dataset, batch_size=None, **kwargs)
+        if dataset.elastic and dataset.partitions % (dataset.world_size * max(self.num_workers, 1)):
+            raise ValueError(f"in elastic mode world size x num_workers ({dataset.world_size} x "
+                             f"{max(self.num_workers, 1)}) must divide partitions ({dataset.partitions})")
         self._batches = 0
 
     def __iter__(self):  # type: ignore[override]
@@ -347,9 +508,15 @@ class DataLoader(torch.utils.data.DataLoader):
         iterator = super().__iter__()
         resumed = dataset._resume
         self._batches = resumed["batches"] if resumed and resumed["epoch"] == dataset.epoch else 0
-        for batch in iterator:
+        shares = max(self.num_workers, 1) if dataset.elastic else 1
+        while True:
+            # torch takes one batch from each worker in turn; in elastic mode
+            # every worker has the same number of steps, so shares come whole.
+            parts = list(itertools.islice(iterator, shares))
+            if not parts:
+                break
             self._batches += 1
-            yield batch
+            yield parts[0] if shares == 1 else _join(parts)
         dataset._resume = None
         dataset.set_epoch(dataset.epoch + 1)
         self._batches = 0

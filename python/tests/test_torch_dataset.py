@@ -147,8 +147,10 @@ def test_state_dict_is_what_the_docs_say(root: str) -> None:
     dataset = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1)
     loader = spool.torch.DataLoader(dataset, num_workers=2)
     next(iter(loader))
-    assert loader.state_dict() == {"version": 1, "epoch": 0, "batches": 1, "num_workers": 2, "seed": 1,
-                                   "batch_size": 4, "rank": 0, "world_size": 1}
+    assert loader.state_dict() == {"version": 2, "epoch": 0, "batches": 1, "num_workers": 2, "seed": 1,
+                                   "batch_size": 4, "rank": 0, "world_size": 1, "partitions": 0,
+                                   "global_batch_size": None, "fingerprint": dataset.fingerprint}
+    assert len(dataset.fingerprint) == 16
     assert (dataset.rank, dataset.world_size) == (0, 1)
     ranked = spool.torch.StreamingDataset(inputs, features=FEATURES, batch_size=4, seed=1, rank=1, world_size=2)
     assert ranked.state_dict()["rank"] == 1 and ranked.state_dict()["world_size"] == 2
