@@ -359,17 +359,18 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         if info is None:
             self._yielded = resume["batches"] if resume else 0
         self._stream = {"epoch": epoch, "batches": local["batches"] if local else 0, "loader": loader.state()}
-        return self._deliver(loader, counts_here=info is None)
+        return self._deliver(loader, self._stream, counts_here=info is None)
 
-    def _deliver(self, loader: spool.DataLoader, counts_here: bool) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
-        stream = self._stream
+    def _deliver(self, loader: spool.DataLoader, stream: Dict[str, Any],
+                 counts_here: bool) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
+        """Yields the loader's batches as tensors, keeping ``stream`` (this
+        iteration's place) up to date and, in the main process, ``_yielded``."""
         with loader:
             for batch in loader:
                 if counts_here:
                     self._yielded += 1
-                if stream is not None:
-                    stream["batches"] += 1
-                    stream["loader"] = loader.state()
+                stream["batches"] += 1
+                stream["loader"] = loader.state()
                 yield _to_tensors(batch)
 
     def state_dict(self, batches: Optional[int] = None, num_workers: int = 0) -> Dict[str, Any]:

@@ -82,9 +82,9 @@ def test_elastic_global_batches_are_the_same_for_every_world_size_dividing_the_p
 
 
 @pytest.mark.parametrize("before, after, steps", [(4, 2, 3), (2, 3, 2), (3, 1, 6), (1, 4, 0)])
-def test_elastic_resume_on_another_world_size_delivers_the_rest_exactly_once(tmp_path, before: int, after: int,
+def test_elastic_resume_on_another_world_size_delivers_the_rest_exactly_once(root: str, before: int, after: int,
                                                                             steps: int) -> None:
-    inputs = _write_dataset(f"{tmp_path}/train", records=150, shards=7)
+    inputs = _write_dataset(f"{root}/train", records=150, shards=7)
     job = _Job(inputs, 1)
     reference = [job.steps()]
     job.next_epoch()
@@ -179,9 +179,9 @@ def test_elastic_state_from_the_environment_continues_on_another_world_size(tmp_
 
 # (b): a state names the inputs it was taken on.
 
-def test_state_of_another_dataset_is_refused(tmp_path) -> None:
-    first = _write_dataset(f"{tmp_path}/a/train", records=60, shards=3)
-    other = _write_dataset(f"{tmp_path}/b/train", records=60, shards=3, offset=1000)
+def test_state_of_another_dataset_is_refused(root: str) -> None:
+    first = _write_dataset(f"{root}/a/train", records=60, shards=3)
+    other = _write_dataset(f"{root}/b/train", records=60, shards=3, offset=1000)
     for options in (dict(batch_size=4), dict(partitions=4, global_batch_size=8)):
         dataset = spool.torch.StreamingDataset(first, features=FEATURES, seed=11, **options)
         loader = spool.torch.DataLoader(dataset)
