@@ -202,6 +202,10 @@ def test_worker_state_of_another_dataset_is_refused(tmp_path) -> None:
     next(batches)
     state = loader.state_dict()
     del batches
+    worker_state = state["_snapshot"]["_worker_snapshots"]["worker_0"]["dataset_state"]
+    assert worker_state["worker"] == 0 and worker_state["loader"].startswith("spool-loader/1 ")
+    with pytest.raises(ValueError, match="one DataLoader worker's"):
+        loader.dataset.load_state_dict(worker_state)  # in the main process
     resumed = StatefulDataLoader(spool.torch.StreamingDataset(other, features=FEATURES, seed=11, batch_size=4),
                                  batch_size=None, num_workers=2)
     resumed.load_state_dict(state)
