@@ -160,7 +160,7 @@ class Page:
     def _run_section(self, number: int, title: str, blocks: list[Block]) -> None:
         folder = os.path.join(self.work, f"section-{number:02d}")
         os.makedirs(os.path.join(folder, "scratch"))
-        workspace.make(folder, self.work)
+        workspace.make(folder)
         log(f"== section '{title or '(top)'}' in {folder}")
         env = dict(self.env)
         i = 0
@@ -314,7 +314,11 @@ def main() -> int:
         log(f"FAILED {error}")
         return 1
     log(summary(args.page, blocks, page.failures))
-    return 1 if page.failures else 0
+    if page.failures:
+        log(f"(the folders the blocks ran in are kept in {args.work})")
+        return 1
+    shutil.rmtree(args.work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":

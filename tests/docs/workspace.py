@@ -42,8 +42,8 @@ def _write(path: str, data: bytes | str) -> None:
         f.write(data.encode() if isinstance(data, str) else data)
 
 
-def make(folder: str, cache: str) -> None:
-    """Writes the sample inputs into `folder`; large files are hard links into `cache`."""
+def make(folder: str) -> None:
+    """Writes the sample inputs into `folder`."""
     rng = random.Random(42)
     digits = ["label," + ",".join(f"p{i}" for i in range(64))]
     for n in range(200):
@@ -61,7 +61,5 @@ def make(folder: str, cache: str) -> None:
     _write(os.path.join(folder, "ckpt", "model.pt"), os.urandom(32 * 1024))
     _write(os.path.join(folder, "ckpt", "optimizer", "state.bin"), os.urandom(4096))
     _write(os.path.join(folder, "train.py"), TRAIN_PY)
-    big = os.path.join(cache, "big.bin")
-    if not os.path.exists(big):   # 40 MiB, enough for a multipart upload
-        _write(big, os.urandom(40 << 20))
-    os.link(big, os.path.join(folder, "big.bin"))
+    with open(os.path.join(folder, "big.bin"), "wb") as f:   # 40 MiB of zeros, sparse: a multipart upload
+        f.truncate(40 << 20)
