@@ -201,6 +201,12 @@ class Page:
         script = shell_blocks.script(commands, fail_file, state_file)
         log(f"  {block.where()} [{block.language}] {len(commands)} command(s)")
         rc, output = self._execute(["bash", "-c", script], folder, env)
+        missing = shell_blocks.missing_output(commands, output) if rc == 0 else None
+        if missing:
+            line, shown = missing
+            self._fail(block, line, f"printed no line starting with '{shown.split()[0]}', as the page shows:\n"
+                       f"    {self._substitute(shown, folder).strip()}", output)
+            return False
         if rc == 0 and os.path.exists(state_file):
             with open(state_file, "rb") as f:
                 entries = [e.decode(errors="replace") for e in f.read().split(b"\0") if b"=" in e]

@@ -113,6 +113,22 @@ class Runner(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("FAILED page.md:4 (console block at line 3, section 'Verify'): `true` exited 0 (expected 3)", out)
 
+    def test_a_console_block_must_print_what_it_shows(self):
+        # Only each shown line's first word is compared: values change from run to run.
+        rc, out = run_page("""\
+            ## Stat
+
+            ```console
+            $ printf 'url: x\\nsize: 3\\n'
+            url:  s3://b/k
+            size: 17
+            crc32c: 0x1234
+            ```
+            """)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAILED page.md:7 (console block at line 3, section 'Stat'): printed no line starting with "
+                      "'crc32c:', as the page shows:\n    crc32c: 0x1234", out)
+
     def test_a_python_error_shows_the_page_line(self):
         rc, out = run_page("""\
             ## Loader

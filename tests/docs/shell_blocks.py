@@ -6,7 +6,8 @@ would miss `a && b` when `a` fails; this checks every complete command.
 
 Expected status: 0, or N when the command's line ends in `# exit N`; in a
 console block also N when the next command is `echo $?` and the doc shows N
-as its output.
+as its output. The output a console block shows is compared loosely
+(missing_output).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Command:
     line: int       # doc line of the command's first line
     text: str
     expected: int = 0
+    shown: list[tuple[int, str]] = dataclasses.field(default_factory=list)  # console: (doc line, output line)
 
 
 def _complete(text: str) -> bool:
@@ -62,7 +64,6 @@ def sh_commands(code: str, first_line: int) -> list[Command]:
 def console_commands(code: str, first_line: int) -> list[Command]:
     """The `$ ` commands of a `console` block; the other lines are output."""
     commands: list[Command] = []
-    outputs: list[list[str]] = []
     lines = code.split("\n")
     i = 0
     while i < len(lines):
@@ -74,15 +75,27 @@ def console_commands(code: str, first_line: int) -> list[Command]:
                 i += 1
                 parts.append(lines[i][2:] if lines[i].startswith("> ") else lines[i])
             commands.append(Command(first_line + start, "\n".join(parts), _expected("\n".join(parts))))
-            outputs.append([])
-        elif outputs:
-            outputs[-1].append(line)
+        elif commands and line.strip():
+            commands[-1].shown.append((first_line + i, line))
         i += 1
     for index in range(len(commands) - 1):
         following = commands[index + 1]
-        if following.text.strip() == "echo $?" and outputs[index + 1] and outputs[index + 1][0].strip().isdigit():
-            commands[index].expected = int(outputs[index + 1][0].strip())
+        if following.text.strip() == "echo $?" and following.shown and following.shown[0][1].strip().isdigit():
+            commands[index].expected = int(following.shown[0][1].strip())
     return commands
+
+
+def missing_output(commands: list[Command], output: str) -> tuple[int, str] | None:
+    """The first output line a console block shows whose first word starts no line of
+    what the block printed, as (doc line, that line); None when all are there. Only the
+    first word is compared: the rest (sizes, times, versions) differs from run to run."""
+    printed = [line.strip() for line in output.split("\n")]
+    for command in commands:
+        for line, shown in command.shown:
+            word = shown.split()[0]
+            if not any(p.startswith(word) for p in printed):
+                return line, shown
+    return None
 
 
 def script(commands: list[Command], fail_file: str, state_file: str) -> str:
