@@ -189,6 +189,33 @@ TEST(DataLoaderClose, WakesAWaitingNextWhileReadsAreStalled) {
   stalling->Release();  // let the stalled fetch tasks finish
 }
 
+TEST(DataLoaderClose, ResumeAfterCloseStartsNothing) {
+  auto memory = std::make_shared<MemoryStore>("loader-test-resume-closed");
+  auto dataset = WriteDataset(*memory, DatasetSpec{"closed/train", {20, 20}});
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  for (bool elastic : {false, true}) {
+    SCOPED_TRACE(elastic ? "elastic" : "fixed");
+    DataLoaderOptions options;
+    options.store = memory;
+    options.inputs = dataset->shard_keys;
+    options.batch_size = 4;
+    if (elastic) {
+      options.partitions = 2;
+      options.global_batch_size = 4;
+    }
+    auto loader = DataLoader::Open(options);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    ASSERT_TRUE((*loader)->Next().ok());
+    const LoaderState state = (*loader)->State();
+    (*loader)->Close();
+    Status resumed = (*loader)->Resume(state);
+    EXPECT_EQ(resumed.code(), StatusCode::kFailedPrecondition) << resumed.ToString();
+    // Nothing came back to life: the closed pipeline still answers Cancelled.
+    auto batch = (*loader)->Next();
+    EXPECT_FALSE(batch.ok() && batch->has_value());
+  }
+}
+
 TEST(DataLoaderUrls, GlobOverMemUrls) {
   MemoryStore::ClearBucket("loader-url-test");
   MemoryStore store("loader-url-test");

@@ -1,6 +1,7 @@
 #include "spool/records/loader/data_loader.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "spool/records/loader/fingerprint.h"
 #include "spool/records/loader/partitions.h"
@@ -129,6 +130,14 @@ uint64_t DataLoader::worker_index() const {
   return static_cast<uint64_t>(worker_.rank) * options_.local_workers + options_.local_worker;
 }
 
+namespace {
+
+Status ClosedError() {
+  return FailedPreconditionError("the data loader is closed; open a new one to resume from a state");
+}
+
+}  // namespace
+
 Status DataLoader::Start(const LoaderState& state) {
   if (options_.partitions > 0) {
     loader::PartitionSet::Config config;
@@ -139,9 +148,16 @@ Status DataLoader::Start(const LoaderState& state) {
     config.counters = counters_;
     SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<loader::PartitionSet> started,
                            loader::PartitionSet::Start(std::move(config), state, paused_));
-    if (partitions_) partitions_->Close();
-    std::lock_guard lock(swap_mu_);
-    partitions_ = std::move(started);
+    std::unique_ptr<loader::PartitionSet> replaced;
+    {
+      std::lock_guard lock(swap_mu_);
+      if (closed_) {
+        started->Close();
+        return ClosedError();
+      }
+      replaced = std::exchange(partitions_, std::move(started));
+    }
+    if (replaced) replaced->Close();
     return OkStatus();
   }
   loader::Pipeline::Config config;
@@ -157,9 +173,16 @@ Status DataLoader::Start(const LoaderState& state) {
     pipeline->Close();
     return started;
   }
-  if (pipeline_) pipeline_->Close();
-  std::lock_guard lock(swap_mu_);
-  pipeline_ = std::move(pipeline);
+  std::shared_ptr<loader::Pipeline> replaced;
+  {
+    std::lock_guard lock(swap_mu_);
+    if (closed_) {
+      pipeline->Close();
+      return ClosedError();
+    }
+    replaced = std::exchange(pipeline_, std::move(pipeline));
+  }
+  if (replaced) replaced->Close();
   return OkStatus();
 }
 
@@ -177,6 +200,10 @@ LoaderState DataLoader::State() const {
 }
 
 Status DataLoader::Resume(const LoaderState& state) {
+  {
+    std::lock_guard lock(swap_mu_);
+    if (closed_) return ClosedError();
+  }
   if (!options_.deterministic) {
     return FailedPreconditionError("Resume needs deterministic mode: with deterministic = false the record "
                                    "order depends on timing and cannot be replayed");
@@ -219,6 +246,10 @@ void DataLoader::PausePrefetch(bool paused) {
 }
 
 void DataLoader::Close() {
+  // Under swap_mu_, so a Resume racing this Close either finishes its swap
+  // first (and its pipeline is closed here) or sees closed_ and starts none.
+  std::lock_guard lock(swap_mu_);
+  closed_ = true;
   if (partitions_) partitions_->Close();
   if (pipeline_) pipeline_->Close();
 }

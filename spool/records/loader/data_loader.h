@@ -50,7 +50,8 @@
 // bad shards are cut short instead and counted. Close() (or destruction)
 // returns promptly: it stops fetching, wakes a waiting Next() (which then
 // returns Cancelled), cancels the requests in flight and waits for every
-// task the loader started; none runs after Close() returns.
+// task the loader started; none runs after Close() returns. A Resume()
+// after (or racing) Close() starts nothing and fails with FailedPrecondition.
 //
 // Metrics: an open loader reports its counters (owner="loader") to the
 // process's metrics registry (spool/metrics/registry.h; docs/metrics.md), and
@@ -186,8 +187,9 @@ class DataLoader {
   std::string fingerprint_;  // of the inputs as resolved, before any counting
   std::shared_ptr<loader::CounterBlock> counters_;
   // Replaced by Resume on the consumer thread; swap_mu_ guards the
-  // replacement against Counters() on other threads.
+  // replacement against Counters() and Close() on other threads.
   mutable std::mutex swap_mu_;
+  bool closed_ = false;  // guarded by swap_mu_; set once by Close()
   std::shared_ptr<loader::Pipeline> pipeline_;         // a fixed job shape
   std::unique_ptr<loader::PartitionSet> partitions_;  // elastic mode (options_.partitions > 0)
   std::atomic<bool> paused_{false};
