@@ -28,6 +28,7 @@ so forked DataLoader workers never share the parent's connections; under
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -121,11 +122,9 @@ class RecordMapDataset(torch.utils.data.Dataset):
 
     def _number(self, index: Any) -> int:
         try:
-            number = int(index)
+            number = operator.index(index)  # int, NumPy and 0-d tensor integers; not floats or strings
         except TypeError:
             raise TypeError(f"RecordMapDataset indices must be integers, not {type(index).__name__}") from None
-        if number != index:
-            raise TypeError(f"RecordMapDataset indices must be integers, not {index!r}")
         length = len(self)
         if number < 0:
             number += length

@@ -217,8 +217,10 @@ def test_bad_input_is_a_clear_error(store: str, tmp_path) -> None:
         dataset[12]
     with pytest.raises(IndexError):
         dataset[-13]
-    with pytest.raises(TypeError, match="must be integers"):
-        dataset["3"]  # type: ignore[index]
+    for bad in ("3", 3.0):
+        with pytest.raises(TypeError, match="must be integers"):
+            dataset[bad]  # type: ignore[index]
+    assert dataset[np.int64(3)] == dataset[torch.tensor(3)] == dataset[3]
     assert dataset.__getitems__([]) == []
     with spool.ShardedWriter(f"{store}/gz/train", shards=1, compression="gzip") as w:
         w.write(b"x")
