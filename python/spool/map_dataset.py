@@ -68,6 +68,8 @@ class RecordMapDataset(torch.utils.data.Dataset):
         super().__init__()
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
+        if not inputs:
+            raise ValueError("RecordMapDataset has no inputs; give shard URLs, a glob or a dataset manifest")
         if max_gap < 0 or max_span < 1 or concurrency < 1:
             raise ValueError(f"RecordMapDataset needs max_gap >= 0, max_span >= 1 and concurrency >= 1 "
                              f"(got {max_gap}, {max_span}, {concurrency})")
@@ -77,11 +79,13 @@ class RecordMapDataset(torch.utils.data.Dataset):
         self.max_gap = max_gap
         self.max_span = max_span
         self.concurrency = concurrency
-        indexed: List[Tuple[str, np.ndarray]] = _spool._index_records(self.inputs, write_index)
+        indexed: List[Tuple[str, str, np.ndarray]] = _spool._index_records(self.inputs, write_index)
         #: The shards' URLs; record numbers run through them in this order.
-        self.shards: List[str] = [url for url, _ in indexed]
+        self.shards: List[str] = [url for url, _, _ in indexed]
+        # The versions indexed: a shard replaced since is refused when read.
+        self._versions: List[str] = [version for _, version, _ in indexed]
         # Per shard, its record boundaries: record r is bytes [b[r], b[r+1]).
-        self._bounds: List[np.ndarray] = [bounds for _, bounds in indexed]
+        self._bounds: List[np.ndarray] = [bounds for _, _, bounds in indexed]
         counts = np.array([len(b) - 1 for b in self._bounds], dtype=np.int64)
         # The number of the first record of each shard, and the total last.
         self._starts = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)])
@@ -150,7 +154,8 @@ class RecordMapDataset(torch.utils.data.Dataset):
         if self._fetcher is None or self._fetcher_pid != os.getpid():
             sizes = [int(b[-1]) for b in self._bounds]
             # A parent's reader dropped in a child is left to the parent (never torn down here).
-            self._fetcher = _spool._RecordFetcher(self.shards, sizes, self.max_gap, self.max_span, self.concurrency)
+            self._fetcher = _spool._RecordFetcher(self.shards, self._versions, sizes, self.max_gap, self.max_span,
+                                                  self.concurrency)
             self._fetcher_pid = os.getpid()
         return self._fetcher
 

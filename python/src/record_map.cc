@@ -39,6 +39,7 @@ struct IndexedShard {
   std::shared_ptr<ObjectStore> store;
   records::DatasetShard shard;
   std::string url;
+  std::string version;  // what the index describes
   records::RecordIndex index;
 };
 
@@ -55,10 +56,16 @@ Status IndexShard(IndexedShard& indexed, bool write_index) {
         "-compressed: random access needs uncompressed shards (write them with compression=\"none\"), or stream "
         "compressed ones with spool.torch.StreamingDataset");
   }
-  if (!shard.size) {
-    SPOOL_ASSIGN_OR_RETURN(ObjectInfo info, store.Stat(shard.key));
-    shard.size = info.size;
+  // The version the dataset reads: a shard replaced later is refused, even
+  // by one of the same size (whose records would pass their CRCs).
+  SPOOL_ASSIGN_OR_RETURN(ObjectInfo info, store.Stat(shard.key));
+  if (shard.size && *shard.size != info.size) {
+    return DataLossError(indexed.url + " is " + std::to_string(info.size) + " bytes but " +
+                         (shard.records ? "its dataset manifest" : "its listing") + " says " +
+                         std::to_string(*shard.size) + "; the shard changed: rewrite the dataset or its manifest");
   }
+  shard.size = info.size;
+  indexed.version = info.version;
   const bool known = !shard.index_key.empty();
   const std::string index_key = known ? shard.index_key : records::IndexKeyFor(shard.key);
   Result<records::RecordIndex> index = records::RecordIndex::Load(store, index_key, shard.size);
@@ -76,7 +83,7 @@ Status IndexShard(IndexedShard& indexed, bool write_index) {
   return OkStatus();
 }
 
-// [(shard URL, uint64 array of its record boundaries: record i is
+// [(shard URL, version, uint64 array of its record boundaries: record i is
 // [b[i], b[i+1]))] for the shards `inputs` name, in the loader's order,
 // each shard once.
 py::list IndexRecords(const std::vector<std::string>& inputs, bool write_index) {
@@ -90,7 +97,7 @@ py::list IndexRecords(const std::vector<std::string>& inputs, bool write_index) 
       for (records::DatasetShard& shard : expanded.shards) {
         std::string url = location.store->Describe(shard.key);
         if (!seen.insert(url).second) continue;
-        shards.push_back(IndexedShard{location.store, std::move(shard), std::move(url), {}});
+        shards.push_back(IndexedShard{location.store, std::move(shard), std::move(url), {}, {}});
       }
     }
     ThrowIfError(ParallelFor(DefaultExecutor(), shards.size(), kOpenConcurrency,
@@ -103,7 +110,7 @@ py::list IndexRecords(const std::vector<std::string>& inputs, bool write_index) 
     uint64_t* data = bounds.mutable_data();
     data[0] = entries.empty() ? 0 : entries.front().offset;
     for (size_t i = 0; i < entries.size(); ++i) data[i + 1] = entries[i].offset + entries[i].size;
-    out.append(py::make_tuple(shard.url, std::move(bounds)));
+    out.append(py::make_tuple(shard.url, shard.version, std::move(bounds)));
   }
   return out;
 }
@@ -113,11 +120,14 @@ py::list IndexRecords(const std::vector<std::string>& inputs, bool write_index) 
 // first use, through stores that count into this fetcher's counters.
 class RecordFetcher {
  public:
-  RecordFetcher(std::vector<std::string> urls, std::vector<uint64_t> sizes, uint64_t max_gap, uint64_t max_span,
-                int concurrency)
+  RecordFetcher(std::vector<std::string> urls, std::vector<std::string> versions, std::vector<uint64_t> sizes,
+                uint64_t max_gap, uint64_t max_span, int concurrency)
       : state_(std::make_unique<State>()) {
-    if (urls.size() != sizes.size()) throw StatusError(InvalidArgumentError("one size per shard URL"));
+    if (urls.size() != sizes.size() || urls.size() != versions.size()) {
+      throw StatusError(InvalidArgumentError("one version and size per shard URL"));
+    }
     state_->urls = std::move(urls);
+    state_->versions = std::move(versions);
     state_->sizes = std::move(sizes);
     state_->locations.resize(state_->urls.size());
     state_->objects.resize(state_->urls.size());
@@ -129,7 +139,12 @@ class RecordFetcher {
     state_->store_options.counters = counters_;
   }
   ~RecordFetcher() {
-    if (owner_.Forked()) Abandon(std::move(state_));
+    if (owner_.Forked()) {
+      Abandon(std::move(state_));
+      return;
+    }
+    py::gil_scoped_release release;  // closing connections may wait
+    state_.reset();
   }
 
   // The payloads of the records (shards[i], offsets[i], sizes[i]), in order.
@@ -161,7 +176,8 @@ class RecordFetcher {
  private:
   struct State {
     std::vector<std::string> urls;
-    std::vector<uint64_t> sizes;  // what each shard's index covers
+    std::vector<std::string> versions;  // each shard's version when it was indexed
+    std::vector<uint64_t> sizes;        // what each shard's index covers
     std::vector<StoreLocation> locations;
     std::vector<std::unique_ptr<ReadableObject>> objects;
     std::vector<records::FetchSource> sources;  // objects[i] once open
@@ -183,11 +199,9 @@ class RecordFetcher {
       const size_t shard = wanted[i];
       SPOOL_ASSIGN_OR_RETURN(StoreLocation location, OpenLocation(s.urls[shard], s.store_options));
       SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, location.store->OpenRead(location.key));
-      if (object->info().size != s.sizes[shard]) {
-        return DataLossError(s.urls[shard] + " is " + std::to_string(object->info().size) +
-                             " bytes but its index covers " + std::to_string(s.sizes[shard]) +
-                             "; the shard changed since the dataset was opened: open the dataset again (and "
-                             "rebuild a stale index with spool records index)");
+      if (object->info().version != s.versions[shard] || object->info().size != s.sizes[shard]) {
+        return DataLossError(s.urls[shard] + " changed since the dataset was opened (version " + s.versions[shard] +
+                             ", now " + object->info().version + "): open the dataset again");
       }
       s.sources[shard].object = object.get();
       s.objects[shard] = std::move(object);
@@ -207,8 +221,10 @@ class RecordFetcher {
 void RegisterRecordMap(py::module_& m) {
   m.def("_index_records", &IndexRecords, py::arg("inputs"), py::arg("write_index"));
   py::class_<RecordFetcher>(m, "_RecordFetcher")
-      .def(py::init<std::vector<std::string>, std::vector<uint64_t>, uint64_t, uint64_t, int>(), py::arg("urls"),
-           py::arg("sizes"), py::arg("max_gap"), py::arg("max_span"), py::arg("concurrency"))
+      .def(py::init<std::vector<std::string>, std::vector<std::string>, std::vector<uint64_t>, uint64_t, uint64_t,
+                    int>(),
+           py::arg("urls"), py::arg("versions"), py::arg("sizes"), py::arg("max_gap"), py::arg("max_span"),
+           py::arg("concurrency"))
       .def("read", &RecordFetcher::Read, py::arg("shards"), py::arg("offsets"), py::arg("sizes"))
       .def("requests", &RecordFetcher::Requests);
 }

@@ -228,9 +228,35 @@ def test_bad_input_is_a_clear_error(store: str, tmp_path) -> None:
         spool.torch.RecordMapDataset(f"{store}/gz/train.manifest.json")
     with pytest.raises(FileNotFoundError):
         spool.torch.RecordMapDataset(f"{store}/missing.tfrecord")
+    with pytest.raises(ValueError, match="no inputs"):
+        spool.torch.RecordMapDataset([])
     # A shard rewritten after the dataset was opened is refused, not misread.
     shard = dataset.shards[1]
     with spool.RecordWriter(shard, compression="none") as w:
         w.write(b"another record")
     with pytest.raises(spool.DataLossError, match="changed since the dataset was opened"):
         dataset[7]
+
+
+def test_a_changed_shard_or_stale_index_is_refused_not_followed(store: str) -> None:
+    manifest = _write(store, records=12, shards=2, write_index=True)
+    # Rewritten with records of the same sizes after the dataset was made:
+    # their CRCs pass, the version does not.
+    dataset = spool.torch.RecordMapDataset(manifest)
+    shard = dataset.shards[1]  # records 1, 3, ..., 11
+    size = spool.stat(shard).size
+    with spool.RecordWriter(shard, compression="none") as w:
+        for i in range(13, 25, 2):
+            w.write(_record(i))
+    assert spool.stat(shard).size == size
+    with pytest.raises(spool.DataLossError, match="changed since the dataset was opened"):
+        dataset[6]
+    # Rewritten with other sizes, its old .idx left beside it.
+    shard = dataset.shards[0]
+    with spool.RecordWriter(shard, compression="none") as w:
+        for i in range(5):
+            w.write(_record(100 + i))
+    with pytest.raises(ValueError, match=r"bad index .*\.idx.*rebuild"):
+        spool.torch.RecordMapDataset(shard)
+    with pytest.raises(spool.DataLossError, match="bytes but its dataset manifest says"):
+        spool.torch.RecordMapDataset(manifest)
