@@ -61,8 +61,10 @@ Status IndexShard(IndexedShard& indexed, bool write_index) {
   SPOOL_ASSIGN_OR_RETURN(ObjectInfo info, store.Stat(shard.key));
   if (shard.size && *shard.size != info.size) {
     return DataLossError(indexed.url + " is " + std::to_string(info.size) + " bytes but " +
-                         (shard.records ? "its dataset manifest" : "its listing") + " says " +
-                         std::to_string(*shard.size) + "; the shard changed: rewrite the dataset or its manifest");
+                         (shard.records ? "its dataset manifest says " + std::to_string(*shard.size) +
+                                              "; the shard changed: rewrite the dataset or its manifest"
+                                        : "it was " + std::to_string(*shard.size) +
+                                              " when listed; it is being rewritten: open the dataset again"));
   }
   shard.size = info.size;
   indexed.version = info.version;
