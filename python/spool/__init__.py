@@ -40,7 +40,7 @@ from spool import metrics  # noqa: E402  (after the extension, which they import
 from spool.checkpoints import CheckpointFile, CheckpointManager, CheckpointManifest, SaveHandle
 from spool.errors import *  # noqa: F401,F403  (the exception classes)
 from spool.errors import Error
-from spool.objects import ObjectInfo, ObjectWriter, copy, ls, open, rm, stat  # noqa: A004
+from spool.objects import ObjectInfo, ObjectTextWriter, ObjectWriter, copy, ls, open, rm, stat  # noqa: A004
 from spool.records import DatasetManifest, RecordFile, RecordReader, RecordWriter, Shard, ShardedWriter
 from spool.loader import DataLoader, Feature, FeatureSpec, encode_example, parse_example, parse_examples
 

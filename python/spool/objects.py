@@ -5,7 +5,10 @@ writer whose ``close()`` commits the object: until then nothing is visible
 under the URL, and leaving a ``with`` block by an exception (or dropping the
 writer unclosed) aborts it, so no partial object is ever published. After a
 failed write the object is already discarded: ``close()`` then raises
-rather than commit what got through.
+rather than commit what got through. ``"r"`` and ``"w"`` (``"rt"``,
+``"wt"``) are the same in text, as the built-in :func:`open` gives it: an
+:class:`io.TextIOWrapper` over them, with ``encoding`` (UTF-8 unless
+given), ``errors`` and ``newline``.
 
 Fork (``torch.utils.data.DataLoader`` workers): a reader opened before
 ``fork()`` reopens the same object version in the child on its first read,
@@ -17,10 +20,11 @@ the parent's upload).
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import IO, Any, Literal, Optional, Tuple, Union, overload
 
 from spool import _spool
 
@@ -58,6 +62,7 @@ class _RawObjectReader(io.RawIOBase):
         self._reader = _spool._Reader(url)
         self._position = 0
         self.name = self._reader.url
+        self.mode = "rb"
 
     @property
     def size(self) -> int:
@@ -117,6 +122,7 @@ class _RawObjectWriter(io.RawIOBase):
         self._aborted = False
         self._written = 0
         self.name = self._writer.url
+        self.mode = "wb"
         self.info: Optional[ObjectInfo] = None
 
     def writable(self) -> bool:
@@ -183,19 +189,139 @@ class ObjectWriter(io.BufferedWriter):
         return self.raw.info
 
 
-def open(url: PathLike, mode: str = "rb", buffer_size: int = DEFAULT_BUFFER_SIZE):  # noqa: A001
-    """Opens an object for reading ("rb") or writing ("wb").
+class ObjectTextWriter(io.TextIOWrapper):
+    """Text written to an object (``spool.open(url, "w")``): an
+    :class:`io.TextIOWrapper` over an :class:`ObjectWriter`, and like it,
+    ``close()`` commits, while an exception in the ``with`` block,
+    :meth:`abort` or dropping it unclosed publishes nothing."""
+
+    buffer: ObjectWriter
+
+    def __init__(self, buffer: ObjectWriter, encoding: str, errors: Optional[str] = None,
+                 newline: Optional[str] = None) -> None:
+        super().__init__(buffer, encoding=encoding, errors=errors, newline=newline)
+        # io.TextIOWrapper writes the byte order mark of UTF-16 and UTF-32
+        # only at the start of a seekable stream, and a writer cannot seek:
+        # write it here, as open() does on a file, before the first text.
+        name = codecs.lookup(self.encoding).name
+        self._bom = codecs.getincrementalencoder(name)().encode("") if name in ("utf-16", "utf-32") else b""
+
+    def write(self, text: str) -> int:
+        if self._bom and isinstance(text, str):
+            self.buffer.write(self._bom)
+            self._bom = b""
+        return super().write(text)
+
+    def abort(self) -> None:
+        """Discards everything written, text not yet encoded included."""
+        self.buffer.abort()
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def __del__(self) -> None:
+        # Garbage-collected without close(): discard rather than publish.
+        try:
+            closed = self.closed
+        except ValueError:  # __init__ failed: the ObjectWriter aborts itself
+            return
+        if not closed:
+            self.abort()
+
+    @property
+    def info(self) -> Optional[ObjectInfo]:
+        """The committed object's info, once closed."""
+        return self.buffer.info
+
+
+ReadTextMode = Literal["r", "rt", "tr"]
+WriteTextMode = Literal["w", "wt", "tw"]
+ReadBinaryMode = Literal["rb", "br"]
+WriteBinaryMode = Literal["wb", "bw"]
+
+
+def _check_mode(mode: str, encoding: Optional[str], errors: Optional[str], newline: Optional[str]) -> Tuple[bool, bool]:
+    """(writing, text) for ``mode``, refused as the built-in open() refuses
+    it (same checks, order and messages), then the modes an object cannot have."""
+    if not isinstance(mode, str):
+        raise TypeError(f"open() argument 'mode' must be str, not {type(mode).__name__}")
+    if set(mode) - set("rwxabt+") or len(set(mode)) != len(mode):
+        raise ValueError(f"invalid mode: {mode!r}")
+    if "t" in mode and "b" in mode:
+        raise ValueError("can't have text and binary mode at once")
+    if sum(c in mode for c in "rwxa") > 1:
+        raise ValueError("must have exactly one of create/read/write/append mode")
+    if "b" in mode:
+        for name, value in (("an encoding", encoding), ("an errors", errors), ("a newline", newline)):
+            if value is not None:
+                raise ValueError(f"binary mode doesn't take {name} argument")
+    if sum(c in mode for c in "rwxa") == 0:
+        raise ValueError("Must have exactly one of create/read/write/append mode and at most one plus")
+    if set(mode) & set("xa+"):
+        raise ValueError(f"spool.open: mode {mode!r} is not supported: an object is read, or written whole; "
+                         f"use 'r' or 'w' (text), 'rb' or 'wb' (binary)")
+    if newline not in (None, "", "\n", "\r", "\r\n"):
+        raise ValueError(f"illegal newline value: {newline!r}")
+    return "w" in mode, "b" not in mode
+
+
+@overload
+def open(url: PathLike, mode: ReadTextMode, buffer_size: int = ..., encoding: Optional[str] = ...,  # noqa: A001
+         errors: Optional[str] = ..., newline: Optional[str] = ...) -> io.TextIOWrapper: ...
+@overload
+def open(url: PathLike, mode: WriteTextMode, buffer_size: int = ..., encoding: Optional[str] = ...,  # noqa: A001
+         errors: Optional[str] = ..., newline: Optional[str] = ...) -> ObjectTextWriter: ...
+@overload
+def open(url: PathLike, mode: ReadBinaryMode = ..., buffer_size: int = ..., encoding: None = ...,  # noqa: A001
+         errors: None = ..., newline: None = ...) -> io.BufferedReader: ...
+@overload
+def open(url: PathLike, mode: WriteBinaryMode, buffer_size: int = ..., encoding: None = ...,  # noqa: A001
+         errors: None = ..., newline: None = ...) -> ObjectWriter: ...
+@overload
+def open(url: PathLike, mode: str, buffer_size: int = ..., encoding: Optional[str] = ...,  # noqa: A001
+         errors: Optional[str] = ..., newline: Optional[str] = ...) -> IO[Any]: ...
+
+
+def open(url: PathLike, mode: str = "rb", buffer_size: int = DEFAULT_BUFFER_SIZE,  # noqa: A001
+         encoding: Optional[str] = None, errors: Optional[str] = None, newline: Optional[str] = None) -> IO[Any]:
+    """Opens an object: ``"r"``/``"w"`` (or ``"rt"``/``"wt"``) for text,
+    ``"rb"``/``"wb"`` for bytes, as the built-in :func:`open` does.
 
     ``url`` is anything spool takes: ``s3://bucket/key``, ``gs://bucket/key``,
-    ``file:///path`` or a local path. Text modes are not supported; wrap the
-    result in :class:`io.TextIOWrapper` for text.
+    ``file:///path`` or a local path. The default mode is ``"rb"``, as for
+    ``fsspec.open`` (a URL usually holds bytes). Text modes return an
+    :class:`io.TextIOWrapper` with ``encoding`` (default UTF-8, not the
+    locale's: objects move between machines; ``"locale"`` asks for it),
+    ``errors`` and ``newline`` as :func:`open` takes them. A writer commits
+    the object on ``close()`` and publishes nothing when its ``with`` block
+    ends by an exception. Modes ``"a"``, ``"x"`` and ``"+"`` are a
+    ``ValueError``: an object cannot be appended to or updated in place.
     """
     url = os.fspath(url)
-    if mode in ("rb", "r"):
-        return io.BufferedReader(_RawObjectReader(url), buffer_size=buffer_size)
-    if mode in ("wb", "w"):
-        return ObjectWriter(_RawObjectWriter(url), buffer_size=buffer_size)
-    raise ValueError(f"spool.open: mode {mode!r} is not supported; use 'rb' or 'wb'")
+    writing, text = _check_mode(mode, encoding, errors, newline)
+    if encoding is None:
+        encoding = "utf-8"
+    elif text and encoding != "locale":
+        codecs.lookup(encoding)  # LookupError before the object is opened
+    if writing:
+        writer = ObjectWriter(_RawObjectWriter(url), buffer_size=buffer_size)
+        if not text:
+            return writer
+        wrapper: io.TextIOWrapper = ObjectTextWriter(writer, encoding=encoding, errors=errors, newline=newline)
+    else:
+        reader = io.BufferedReader(_RawObjectReader(url), buffer_size=buffer_size)
+        if not text:
+            return reader
+        try:
+            wrapper = io.TextIOWrapper(reader, encoding=encoding, errors=errors, newline=newline)
+        except BaseException:
+            reader.close()
+            raise
+    wrapper.mode = mode  # type: ignore[misc]  (as the built-in open() sets it)
+    return wrapper
 
 
 def stat(url: PathLike) -> ObjectInfo:
@@ -233,4 +359,4 @@ def copy(src: PathLike, dst: PathLike) -> ObjectInfo:
     return _info(_spool.copy(os.fspath(src), os.fspath(dst)))
 
 
-__all__ = ["ObjectInfo", "ObjectWriter", "open", "stat", "ls", "rm", "copy"]
+__all__ = ["ObjectInfo", "ObjectTextWriter", "ObjectWriter", "open", "stat", "ls", "rm", "copy"]

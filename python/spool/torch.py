@@ -57,6 +57,7 @@ import torch.utils.data
 
 import spool
 from spool.loader import FeatureSpec, PathLike
+from spool.map_dataset import RecordMapDataset  # the map-style dataset (its own module)
 
 _STATE_VERSION = 2
 # The shared state of a StreamingDataset: int64 words [epoch, plan length in
@@ -534,4 +535,4 @@ class DataLoader(torch.utils.data.DataLoader):
         self._batches = state["batches"]
 
 
-__all__ = ["DataLoader", "StreamingDataset", "consumed_per_worker", "load", "save"]
+__all__ = ["DataLoader", "RecordMapDataset", "StreamingDataset", "consumed_per_worker", "load", "save"]

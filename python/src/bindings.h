@@ -47,5 +47,6 @@ void RegisterExamples(pybind11::module_& m);
 void RegisterLoader(pybind11::module_& m);
 void RegisterCheckpoints(pybind11::module_& m);
 void RegisterMetrics(pybind11::module_& m);
+void RegisterRecordMap(pybind11::module_& m);
 
 }  // namespace spool::python

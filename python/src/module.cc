@@ -17,4 +17,5 @@ PYBIND11_MODULE(_spool, m) {
   spool::python::RegisterLoader(m);
   spool::python::RegisterCheckpoints(m);
   spool::python::RegisterMetrics(m);
+  spool::python::RegisterRecordMap(m);
 }
