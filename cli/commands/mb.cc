@@ -8,6 +8,7 @@
 #include "cli/commands/locations.h"
 #include "cli/output.h"
 #include "spool/backends_config.h"
+#include "spool/core/env.h"
 #if SPOOL_HAVE_GCS
 #include "spool/gcs/gcs_store.h"
 #endif
@@ -32,10 +33,7 @@ std::optional<Status> CreateBucket(const StoreLocation& location, const MbOption
 #if SPOOL_HAVE_GCS
   if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
     std::string project = options.project;
-    if (project.empty()) {
-      const char* env = std::getenv("GOOGLE_CLOUD_PROJECT");
-      project = env ? env : "";
-    }
+    if (project.empty()) project = CurrentEnv().Get("GOOGLE_CLOUD_PROJECT").value_or("");
     return gcs->client().InsertBucket(location.url.bucket, project);
   }
 #endif

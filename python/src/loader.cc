@@ -189,7 +189,7 @@ void RegisterLoader(py::module_& m) {
   m.def(
       "_resolve_worker",
       [](std::optional<int> rank, std::optional<int> world_size) {
-        WorkerIdentity worker = Unwrap(ResolveWorker(rank, world_size, ProcessEnvironment()));
+        WorkerIdentity worker = Unwrap(ResolveWorker(rank, world_size, CurrentEnv()));
         return py::make_tuple(worker.rank, worker.world_size, worker.source);
       },
       py::arg("rank"), py::arg("world_size"));

@@ -8,6 +8,7 @@
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/checkpoint/stats.h"
 #include "spool/core/cancel.h"
+#include "spool/core/env.h"
 #include "spool/core/log.h"
 #include "spool/core/parallel_for.h"
 #include "spool/core/retry.h"
@@ -47,10 +48,11 @@ std::string JoinRanks(const std::vector<int>& ranks) {
 }  // namespace
 
 std::string LauncherAttempt() {
-  const char* run_id = std::getenv("TORCHELASTIC_RUN_ID");
-  const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  if (run_id == nullptr || *run_id == '\0' || restarts == nullptr || *restarts == '\0') return {};
-  return std::string(run_id) + "-" + restarts;
+  const Env env = CurrentEnv();
+  auto run_id = env.Get("TORCHELASTIC_RUN_ID");
+  auto restarts = env.Get("TORCHELASTIC_RESTART_COUNT");
+  if (!run_id || !restarts) return {};
+  return *run_id + "-" + *restarts;
 }
 
 Status CheckpointManager::Start() {

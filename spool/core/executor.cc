@@ -9,6 +9,7 @@
 #include <string>
 
 #include "spool/core/bytes.h"
+#include "spool/core/env.h"
 #include "spool/core/log.h"
 #include "spool/core/per_process.h"
 
@@ -19,13 +20,13 @@ int DefaultThreadCount() {
   // Threads mostly wait on the network: 16 keeps a folder of small objects
   // moving even on a 2-core machine (measured in bench/, small-object case).
   int fallback = std::max(16, 2 * static_cast<int>(std::thread::hardware_concurrency()));
-  const char* text = std::getenv("SPOOL_THREADS");
-  if (text == nullptr || *text == '\0') return fallback;
+  const std::optional<std::string> text = CurrentEnv().Get("SPOOL_THREADS");
+  if (!text) return fallback;
   char* end = nullptr;
-  long threads = std::strtol(text, &end, 10);
+  long threads = std::strtol(text->c_str(), &end, 10);
   if (*end != '\0' || threads < 1 || threads > 1024) {
     log::Write(log::Level::kInfo, "executor",
-               "ignoring SPOOL_THREADS=\"" + std::string(text) + "\" (want 1 to 1024); using " +
+               "ignoring SPOOL_THREADS=\"" + *text + "\" (want 1 to 1024); using " +
                    std::to_string(fallback));
     return fallback;
   }
@@ -34,12 +35,12 @@ int DefaultThreadCount() {
 
 uint64_t DefaultBudgetBytes() {
   constexpr uint64_t kFallback = 512 * kMiB;
-  const char* text = std::getenv("SPOOL_MEMORY_BUDGET");
-  if (text == nullptr || *text == '\0') return kFallback;
-  Result<uint64_t> bytes = ParseByteSize(text);
+  const std::optional<std::string> text = CurrentEnv().Get("SPOOL_MEMORY_BUDGET");
+  if (!text) return kFallback;
+  Result<uint64_t> bytes = ParseByteSize(*text);
   if (!bytes.ok() || *bytes == 0) {
     log::Write(log::Level::kInfo, "executor",
-               "ignoring SPOOL_MEMORY_BUDGET=\"" + std::string(text) + "\"; using " + FormatBytes(kFallback));
+               "ignoring SPOOL_MEMORY_BUDGET=\"" + *text + "\"; using " + FormatBytes(kFallback));
     return kFallback;
   }
   return *bytes;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "spool/core/env.h"
 #include "spool/core/strings.h"
 
 namespace spool::log {
@@ -45,9 +46,9 @@ constexpr std::array<std::string_view, 14> kSecretQueryParameters = {
 };
 
 Level ReadLevel() {
-  const char* value = std::getenv("SPOOL_LOG");
-  if (value == nullptr) return Level::kOff;
-  std::string_view v(value);
+  const std::optional<std::string> value = CurrentEnv().Get("SPOOL_LOG");
+  if (!value) return Level::kOff;
+  std::string_view v(*value);
   if (EqualsIgnoreCase(v, "debug") || EqualsIgnoreCase(v, "trace")) return Level::kDebug;
   if (EqualsIgnoreCase(v, "info")) return Level::kInfo;
   return Level::kOff;

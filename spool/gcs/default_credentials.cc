@@ -1,19 +1,12 @@
 #include "spool/gcs/default_credentials.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 namespace spool::gcs {
 namespace {
-
-std::optional<std::string> GetEnv(std::string_view name) {
-  const char* value = std::getenv(std::string(name).c_str());
-  if (value == nullptr || *value == '\0') return std::nullopt;
-  return std::string(value);
-}
 
 bool DmiSaysGoogle() {
   std::ifstream in("/sys/class/dmi/id/product_name");
@@ -35,14 +28,14 @@ bool ProbeMetadataServer(HttpTransport& transport, const std::string& host) {
 
 Result<std::shared_ptr<Credentials>> FindDefaultCredentials(std::shared_ptr<HttpTransport> transport,
                                                             const DefaultCredentialsEnvironment& env) {
-  auto getenv = env.getenv ? env.getenv : GetEnv;
-  if (auto path = getenv("GOOGLE_APPLICATION_CREDENTIALS")) {
+  const Env& variables = env.variables;
+  if (auto path = variables.Get("GOOGLE_APPLICATION_CREDENTIALS")) {
     return LoadCredentialsFile(*path, "GOOGLE_APPLICATION_CREDENTIALS=" + *path, transport, env.retry);
   }
   std::filesystem::path gcloud_dir;
-  if (auto config = getenv("CLOUDSDK_CONFIG")) {
+  if (auto config = variables.Get("CLOUDSDK_CONFIG")) {
     gcloud_dir = *config;
-  } else if (auto home = getenv("HOME")) {
+  } else if (auto home = variables.Get("HOME")) {
     gcloud_dir = std::filesystem::path(*home) / ".config" / "gcloud";
   }
   if (!gcloud_dir.empty()) {
@@ -55,7 +48,7 @@ Result<std::shared_ptr<Credentials>> FindDefaultCredentials(std::shared_ptr<Http
   }
   MetadataServerOptions metadata;
   metadata.retry.environment = env.retry.environment;
-  if (auto host = getenv("GCE_METADATA_HOST")) {
+  if (auto host = variables.Get("GCE_METADATA_HOST")) {
     metadata.host = *host;
     return MakeMetadataServerCredentials(metadata, transport);
   }

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "spool/core/env.h"
 #include "spool/core/http/transport.h"
 #include "spool/core/retry.h"
 #include "spool/core/status.h"
@@ -29,8 +30,10 @@
 namespace spool::gcs {
 
 struct DefaultCredentialsEnvironment {
-  // Reads an environment variable; default: std::getenv.
-  std::function<std::optional<std::string>(std::string_view)> getenv;
+  // The variables the chain reads (GOOGLE_APPLICATION_CREDENTIALS,
+  // CLOUDSDK_CONFIG, HOME, GCE_METADATA_HOST); default: CurrentEnv() as of
+  // when this struct is made.
+  Env variables = CurrentEnv();
   // True where the machine is a GCE VM (or a GKE node's pod); default: reads
   // /sys/class/dmi/id/product_name.
   std::function<bool()> on_gce;

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <utility>
 
+#include "spool/core/env.h"
 #include "spool/core/http/metered_transport.h"
 #include "spool/core/log.h"
 #include "spool/core/parallel_for.h"
@@ -31,9 +32,10 @@ ObjectInfo ToObjectInfo(const ObjectMetadata& object) {
 Result<std::shared_ptr<GcsStore>> GcsStore::Open(GcsStoreOptions options) {
   if (options.bucket.empty()) return InvalidArgumentError("a gs:// URL needs a bucket name: gs://BUCKET/KEY");
   bool emulator = false;
+  const Env env = CurrentEnv();
   if (options.endpoint.empty()) {
-    if (const char* host = std::getenv("STORAGE_EMULATOR_HOST"); host != nullptr && *host != '\0') {
-      const std::string value = host;
+    if (auto host = env.Get("STORAGE_EMULATOR_HOST")) {
+      const std::string value = *host;
       options.endpoint = value.find("://") == std::string::npos ? "http://" + value : value;
       emulator = true;
     } else {
@@ -47,6 +49,7 @@ Result<std::shared_ptr<GcsStore>> GcsStore::Open(GcsStoreOptions options) {
       options.credentials = MakeAnonymousCredentials();
     } else {
       DefaultCredentialsEnvironment lookup;
+      lookup.variables = env;
       lookup.retry = options.retry;
       auto found = FindDefaultCredentials(options.transport, lookup);
       if (!found.ok()) return found.status().WithContext("open gs://" + options.bucket);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <utility>
 
+#include "spool/core/env.h"
 #include "spool/core/log.h"
 
 namespace spool::metrics {
@@ -49,21 +50,16 @@ MHD_Result Answer(void* registry, MHD_Connection* connection, const char* url, c
   return queued;
 }
 
-Result<uint64_t> EnvNumber(const char* name, uint64_t max) {
-  const char* text = std::getenv(name);
+// `text` is the value of the variable `name`.
+Result<uint64_t> EnvNumber(const char* name, const std::string& text, uint64_t max) {
   uint64_t value = 0;
-  const char* end = text + std::strlen(text);
-  auto [ptr, ec] = std::from_chars(text, end, value);
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec != std::errc() || ptr != end || value > max) {
     return InvalidArgumentError(std::string(name) + "='" + text + "' is not a number from 0 to " +
                                 std::to_string(max));
   }
   return value;
-}
-
-bool EnvSet(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0';
 }
 
 }  // namespace
@@ -100,15 +96,16 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(ExporterOptions 
 }
 
 Result<std::unique_ptr<MetricsExporter>> MetricsExporter::FromEnvironment() {
+  const Env env = CurrentEnv();
   ExporterOptions options;
-  if (EnvSet("SPOOL_METRICS_PORT")) {
-    SPOOL_ASSIGN_OR_RETURN(uint64_t port, EnvNumber("SPOOL_METRICS_PORT", 65535));
+  if (auto text = env.Get("SPOOL_METRICS_PORT")) {
+    SPOOL_ASSIGN_OR_RETURN(uint64_t port, EnvNumber("SPOOL_METRICS_PORT", *text, 65535));
     options.port = static_cast<uint16_t>(port);
   }
-  if (EnvSet("SPOOL_METRICS_ADDRESS")) options.address = std::getenv("SPOOL_METRICS_ADDRESS");
-  if (EnvSet("SPOOL_METRICS_FILE")) options.file = std::getenv("SPOOL_METRICS_FILE");
-  if (EnvSet("SPOOL_METRICS_INTERVAL")) {
-    SPOOL_ASSIGN_OR_RETURN(uint64_t seconds, EnvNumber("SPOOL_METRICS_INTERVAL", 86400));
+  if (auto address = env.Get("SPOOL_METRICS_ADDRESS")) options.address = *address;
+  if (auto file = env.Get("SPOOL_METRICS_FILE")) options.file = *file;
+  if (auto text = env.Get("SPOOL_METRICS_INTERVAL")) {
+    SPOOL_ASSIGN_OR_RETURN(uint64_t seconds, EnvNumber("SPOOL_METRICS_INTERVAL", *text, 86400));
     options.interval = std::chrono::seconds(std::max<uint64_t>(seconds, 1));
   }
   if (!options.port && options.file.empty()) return std::unique_ptr<MetricsExporter>();

@@ -89,7 +89,7 @@ uint64_t DefaultPartSize(uint64_t expected_size) {
   return std::clamp(rounded, kDefaultPartSize, kMaxPartSize);
 }
 
-Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string& bucket, const EnvLookup& env) {
+Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string& bucket, const Env& env) {
   ResolvedConfig config;
   config.profile = ProfileName(env, options.profile);
   SPOOL_ASSIGN_OR_RETURN(auto profile, LoadProfile(LocateProfileFiles(env), config.profile));
@@ -100,15 +100,15 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
   }
 
   config.region = FirstOf({{NonEmpty(options.region), "the region option"},
-                           {env("AWS_REGION"), "AWS_REGION"},
-                           {env("AWS_DEFAULT_REGION"), "AWS_DEFAULT_REGION"},
+                           {env.Get("AWS_REGION"), "AWS_REGION"},
+                           {env.Get("AWS_DEFAULT_REGION"), "AWS_DEFAULT_REGION"},
                            {Setting(profile, "region"), "profile " + config.profile}})
                       .value_or(Sourced{"us-east-1", "default"})
                       .value;
 
   auto endpoint_text = FirstOf({{NonEmpty(options.store.endpoint_url), "the endpoint option"},
-                                {env("AWS_ENDPOINT_URL_S3"), "AWS_ENDPOINT_URL_S3"},
-                                {env("AWS_ENDPOINT_URL"), "AWS_ENDPOINT_URL"},
+                                {env.Get("AWS_ENDPOINT_URL_S3"), "AWS_ENDPOINT_URL_S3"},
+                                {env.Get("AWS_ENDPOINT_URL"), "AWS_ENDPOINT_URL"},
                                 {Setting(profile, "s3.endpoint_url"), "profile " + config.profile},
                                 {Setting(profile, "endpoint_url"), "profile " + config.profile}});
   if (endpoint_text) {
@@ -142,7 +142,7 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
   }
 
   config.ca_bundle = FirstOf({{NonEmpty(options.store.ca_bundle), "option"},
-                              {env("AWS_CA_BUNDLE"), "AWS_CA_BUNDLE"},
+                              {env.Get("AWS_CA_BUNDLE"), "AWS_CA_BUNDLE"},
                               {Setting(profile, "ca_bundle"), "profile"}})
                          .value_or(Sourced{})
                          .value;

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <string>
 
+#include "spool/core/env.h"
 #include "spool/core/retry.h"
 #include "spool/core/status.h"
 #include "spool/core/storage/registry.h"
-#include "spool/s3/environment.h"
 
 namespace spool::s3 {
 
@@ -80,7 +80,7 @@ struct ResolvedConfig {
 
 // Resolves everything for `bucket`. Errors are InvalidArgument naming the
 // setting and where it came from.
-Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string& bucket, const EnvLookup& env);
+Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string& bucket, const Env& env);
 
 // S3 allows 10,000 parts of at most 5 GiB. The default part is 8 MiB (the
 // AWS CLI's), raised to whole MiB so that `expected_size` fits in 10,000

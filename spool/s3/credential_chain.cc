@@ -113,7 +113,7 @@ std::shared_ptr<CredentialsProvider> MakeChain(std::vector<std::shared_ptr<Crede
   return std::make_shared<ChainProvider>(std::move(providers));
 }
 
-std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& options, EnvLookup env,
+std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& options, Env env,
                                                       std::shared_ptr<HttpTransport> http) {
   if (!options.access_key_id.empty()) {
     return std::make_shared<StaticCredentialsProvider>(

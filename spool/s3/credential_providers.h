@@ -27,15 +27,15 @@
 #include <memory>
 #include <string>
 
+#include "spool/core/env.h"
 #include "spool/core/http/transport.h"
 #include "spool/core/retry.h"
 #include "spool/s3/credentials.h"
-#include "spool/s3/environment.h"
 
 namespace spool::s3 {
 
-std::shared_ptr<CredentialsProvider> MakeEnvironmentCredentials(EnvLookup env);
-std::shared_ptr<CredentialsProvider> MakeProfileCredentials(EnvLookup env, std::string profile);
+std::shared_ptr<CredentialsProvider> MakeEnvironmentCredentials(Env env);
+std::shared_ptr<CredentialsProvider> MakeProfileCredentials(Env env, std::string profile);
 
 // How the STS and container credential requests retry: a few quick attempts
 // (a credential source answers at once or not at all). A store replaces the
@@ -47,14 +47,14 @@ inline RetryOptions CredentialFetchRetry() {
 }
 // `http` is used for STS; the STS endpoint is AWS_ENDPOINT_URL_STS, else
 // https://sts.<region>.amazonaws.com.
-std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(EnvLookup env, std::string profile, std::string region,
+std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(Env env, std::string profile, std::string region,
                                                                 std::shared_ptr<HttpTransport> http,
                                                                 RetryOptions retry = CredentialFetchRetry());
-std::shared_ptr<CredentialsProvider> MakeContainerCredentials(EnvLookup env, std::shared_ptr<HttpTransport> http,
+std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shared_ptr<HttpTransport> http,
                                                               RetryOptions retry = CredentialFetchRetry());
 // The metadata endpoint is AWS_EC2_METADATA_SERVICE_ENDPOINT, else
 // http://169.254.169.254.
-std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(EnvLookup env,
+std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env,
                                                                      std::shared_ptr<HttpTransport> http);
 
 // Caches what `inner` returns and refreshes it `refresh_ahead` before its
@@ -77,7 +77,7 @@ struct ChainOptions {
   RetryOptions retry = CredentialFetchRetry();  // STS and container requests
 };
 // The default chain above. `http` carries STS, container and IMDS requests.
-std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& options, EnvLookup env,
+std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& options, Env env,
                                                       std::shared_ptr<HttpTransport> http);
 
 }  // namespace spool::s3

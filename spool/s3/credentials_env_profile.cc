@@ -18,23 +18,23 @@ namespace {
 
 class EnvironmentProvider : public CredentialsProvider {
  public:
-  explicit EnvironmentProvider(EnvLookup env) : env_(std::move(env)) {}
+  explicit EnvironmentProvider(Env env) : env_(std::move(env)) {}
 
   Result<Credentials> Get() override {
-    auto id = env_("AWS_ACCESS_KEY_ID");
-    auto secret = env_("AWS_SECRET_ACCESS_KEY");
+    auto id = env_.Get("AWS_ACCESS_KEY_ID");
+    auto secret = env_.Get("AWS_SECRET_ACCESS_KEY");
     if (!id && !secret) return NotFoundError("AWS_ACCESS_KEY_ID is not set");
     if (!id || !secret) {
       return InvalidArgumentError(std::string(id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID") +
                                   " is not set while " + (id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY") +
                                   " is; set both");
     }
-    return Credentials{*id, *secret, env_("AWS_SESSION_TOKEN").value_or(""), std::nullopt};
+    return Credentials{*id, *secret, env_.Get("AWS_SESSION_TOKEN").value_or(""), std::nullopt};
   }
   std::string Name() const override { return "environment"; }
 
  private:
-  EnvLookup env_;
+  Env env_;
 };
 
 // Runs `command` with the shell and returns its standard output. The child
@@ -110,7 +110,7 @@ Result<Credentials> FromProcessOutput(const std::string& output, const std::stri
 
 class ProfileProvider : public CredentialsProvider {
  public:
-  ProfileProvider(EnvLookup env, std::string profile) : env_(std::move(env)), explicit_profile_(std::move(profile)) {}
+  ProfileProvider(Env env, std::string profile) : env_(std::move(env)), explicit_profile_(std::move(profile)) {}
 
   Result<Credentials> Get() override {
     const std::string profile = ProfileName(env_, explicit_profile_);
@@ -137,17 +137,17 @@ class ProfileProvider : public CredentialsProvider {
   std::string Name() const override { return "profile " + ProfileName(env_, explicit_profile_); }
 
  private:
-  EnvLookup env_;
+  Env env_;
   std::string explicit_profile_;
 };
 
 }  // namespace
 
-std::shared_ptr<CredentialsProvider> MakeEnvironmentCredentials(EnvLookup env) {
+std::shared_ptr<CredentialsProvider> MakeEnvironmentCredentials(Env env) {
   return std::make_shared<EnvironmentProvider>(std::move(env));
 }
 
-std::shared_ptr<CredentialsProvider> MakeProfileCredentials(EnvLookup env, std::string profile) {
+std::shared_ptr<CredentialsProvider> MakeProfileCredentials(Env env, std::string profile) {
   // credential_process answers may expire: cache and refresh them.
   return MakeRefreshingCredentials(std::make_shared<ProfileProvider>(std::move(env), std::move(profile)));
 }

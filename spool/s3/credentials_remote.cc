@@ -92,7 +92,7 @@ std::string FormEncode(const KeyValues& fields) {
 
 class WebIdentityProvider : public CredentialsProvider {
  public:
-  WebIdentityProvider(EnvLookup env, std::string profile, std::string region, std::shared_ptr<HttpTransport> http,
+  WebIdentityProvider(Env env, std::string profile, std::string region, std::shared_ptr<HttpTransport> http,
                       RetryOptions retry)
       : env_(std::move(env)),
         profile_(std::move(profile)),
@@ -101,9 +101,9 @@ class WebIdentityProvider : public CredentialsProvider {
         retry_(std::move(retry)) {}
 
   Result<Credentials> Get() override {
-    std::string token_file = env_("AWS_WEB_IDENTITY_TOKEN_FILE").value_or("");
-    std::string role_arn = env_("AWS_ROLE_ARN").value_or("");
-    std::string session = env_("AWS_ROLE_SESSION_NAME").value_or("");
+    std::string token_file = env_.Get("AWS_WEB_IDENTITY_TOKEN_FILE").value_or("");
+    std::string role_arn = env_.Get("AWS_ROLE_ARN").value_or("");
+    std::string session = env_.Get("AWS_ROLE_SESSION_NAME").value_or("");
     if (token_file.empty()) {
       auto settings = LoadProfile(LocateProfileFiles(env_), ProfileName(env_, profile_));
       if (settings.ok() && *settings) {
@@ -124,9 +124,9 @@ class WebIdentityProvider : public CredentialsProvider {
     // Re-read at every refresh: Kubernetes rotates the projected token.
     SPOOL_ASSIGN_OR_RETURN(std::string token, ReadTokenFile(token_file, "web identity token file"));
 
-    std::string endpoint = env_("AWS_ENDPOINT_URL_STS").value_or("");
+    std::string endpoint = env_.Get("AWS_ENDPOINT_URL_STS").value_or("");
     if (endpoint.empty()) {
-      std::string region = !region_.empty() ? region_ : env_("AWS_REGION").value_or(env_("AWS_DEFAULT_REGION").value_or("us-east-1"));
+      std::string region = !region_.empty() ? region_ : env_.Get("AWS_REGION").value_or(env_.Get("AWS_DEFAULT_REGION").value_or("us-east-1"));
       endpoint = "https://sts." + region + ".amazonaws.com";
     }
     SPOOL_ASSIGN_OR_RETURN(Endpoint parsed, ParseEndpoint(endpoint));
@@ -158,7 +158,7 @@ class WebIdentityProvider : public CredentialsProvider {
   std::string Name() const override { return "web identity (STS AssumeRoleWithWebIdentity)"; }
 
  private:
-  EnvLookup env_;
+  Env env_;
   std::string profile_;
   std::string region_;
   std::shared_ptr<HttpTransport> http_;
@@ -167,14 +167,14 @@ class WebIdentityProvider : public CredentialsProvider {
 
 class ContainerProvider : public CredentialsProvider {
  public:
-  ContainerProvider(EnvLookup env, std::shared_ptr<HttpTransport> http, RetryOptions retry)
+  ContainerProvider(Env env, std::shared_ptr<HttpTransport> http, RetryOptions retry)
       : env_(std::move(env)), http_(std::move(http)), retry_(std::move(retry)) {}
 
   Result<Credentials> Get() override {
     std::string url;
-    if (auto relative = env_("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")) {
+    if (auto relative = env_.Get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")) {
       url = "http://169.254.170.2" + *relative;
-    } else if (auto full = env_("AWS_CONTAINER_CREDENTIALS_FULL_URI")) {
+    } else if (auto full = env_.Get("AWS_CONTAINER_CREDENTIALS_FULL_URI")) {
       url = *full;
       const size_t path = url.find('/', url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
       auto endpoint = ParseEndpoint(url.substr(0, path));
@@ -188,10 +188,10 @@ class ContainerProvider : public CredentialsProvider {
     HttpRequest request;
     request.url = url;
     request.total_timeout = std::chrono::seconds(5);
-    if (auto file = env_("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")) {
+    if (auto file = env_.Get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")) {
       SPOOL_ASSIGN_OR_RETURN(std::string token, ReadTokenFile(*file, "container authorization token file"));
       request.headers.Add("Authorization", token);
-    } else if (auto token = env_("AWS_CONTAINER_AUTHORIZATION_TOKEN")) {
+    } else if (auto token = env_.Get("AWS_CONTAINER_AUTHORIZATION_TOKEN")) {
       request.headers.Add("Authorization", *token);
     }
     const std::string source = "the container credentials endpoint " + url;
@@ -204,21 +204,21 @@ class ContainerProvider : public CredentialsProvider {
   std::string Name() const override { return "container credentials"; }
 
  private:
-  EnvLookup env_;
+  Env env_;
   std::shared_ptr<HttpTransport> http_;
   const RetryOptions retry_;
 };
 
 class InstanceMetadataProvider : public CredentialsProvider {
  public:
-  InstanceMetadataProvider(EnvLookup env, std::shared_ptr<HttpTransport> http)
+  InstanceMetadataProvider(Env env, std::shared_ptr<HttpTransport> http)
       : env_(std::move(env)), http_(std::move(http)) {}
 
   Result<Credentials> Get() override {
-    if (env_("AWS_EC2_METADATA_DISABLED").value_or("") == "true") {
+    if (env_.Get("AWS_EC2_METADATA_DISABLED").value_or("") == "true") {
       return NotFoundError("AWS_EC2_METADATA_DISABLED is true");
     }
-    std::string base = env_("AWS_EC2_METADATA_SERVICE_ENDPOINT").value_or("http://169.254.169.254");
+    std::string base = env_.Get("AWS_EC2_METADATA_SERVICE_ENDPOINT").value_or("http://169.254.169.254");
     while (!base.empty() && base.back() == '/') base.pop_back();
     const std::string source = "the EC2 instance metadata service at " + base;
 
@@ -263,26 +263,26 @@ class InstanceMetadataProvider : public CredentialsProvider {
     return OkStatus();
   }
 
-  EnvLookup env_;
+  Env env_;
   std::shared_ptr<HttpTransport> http_;
 };
 
 }  // namespace
 
-std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(EnvLookup env, std::string profile, std::string region,
+std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(Env env, std::string profile, std::string region,
                                                                 std::shared_ptr<HttpTransport> http,
                                                                 RetryOptions retry) {
   return MakeRefreshingCredentials(std::make_shared<WebIdentityProvider>(
       std::move(env), std::move(profile), std::move(region), std::move(http), std::move(retry)));
 }
 
-std::shared_ptr<CredentialsProvider> MakeContainerCredentials(EnvLookup env, std::shared_ptr<HttpTransport> http,
+std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shared_ptr<HttpTransport> http,
                                                               RetryOptions retry) {
   return MakeRefreshingCredentials(
       std::make_shared<ContainerProvider>(std::move(env), std::move(http), std::move(retry)));
 }
 
-std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(EnvLookup env,
+std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env,
                                                                      std::shared_ptr<HttpTransport> http) {
   return MakeRefreshingCredentials(std::make_shared<InstanceMetadataProvider>(std::move(env), std::move(http)));
 }

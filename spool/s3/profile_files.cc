@@ -29,15 +29,15 @@ Result<std::optional<std::string>> ReadIfExists(const std::string& path) {
 
 }  // namespace
 
-ProfileFiles LocateProfileFiles(const EnvLookup& env) {
-  const std::string home = env("HOME").value_or("");
-  return ProfileFiles{env("AWS_CONFIG_FILE").value_or(home + "/.aws/config"),
-                      env("AWS_SHARED_CREDENTIALS_FILE").value_or(home + "/.aws/credentials")};
+ProfileFiles LocateProfileFiles(const Env& env) {
+  const std::string home = env.Get("HOME").value_or("");
+  return ProfileFiles{env.Get("AWS_CONFIG_FILE").value_or(home + "/.aws/config"),
+                      env.Get("AWS_SHARED_CREDENTIALS_FILE").value_or(home + "/.aws/credentials")};
 }
 
-std::string ProfileName(const EnvLookup& env, const std::string& explicit_profile) {
+std::string ProfileName(const Env& env, const std::string& explicit_profile) {
   if (!explicit_profile.empty()) return explicit_profile;
-  return env("AWS_PROFILE").value_or("default");
+  return env.Get("AWS_PROFILE").value_or("default");
 }
 
 std::map<std::string, ProfileSettings> ParseIni(const std::string& text) {

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "spool/core/env.h"
 #include "spool/core/status.h"
-#include "spool/s3/environment.h"
 
 namespace spool::s3 {
 
@@ -23,9 +23,9 @@ struct ProfileFiles {
   std::string credentials_file;
 };
 
-ProfileFiles LocateProfileFiles(const EnvLookup& env);
+ProfileFiles LocateProfileFiles(const Env& env);
 // `explicit_profile` if non-empty, else AWS_PROFILE, else "default".
-std::string ProfileName(const EnvLookup& env, const std::string& explicit_profile);
+std::string ProfileName(const Env& env, const std::string& explicit_profile);
 
 using ProfileSettings = std::map<std::string, std::string>;
 

@@ -26,11 +26,11 @@
 #include <optional>
 #include <string>
 
+#include "spool/core/env.h"
 #include "spool/core/executor.h"
 #include "spool/core/storage/object_store.h"
 #include "spool/s3/client.h"
 #include "spool/s3/config.h"
-#include "spool/s3/environment.h"
 #include "spool/s3/s3_writer.h"
 
 namespace spool::s3 {
@@ -40,7 +40,7 @@ class S3Store : public ObjectStore {
   // Resolves configuration and credentials (see config.h and
   // credential_chain.h) for `bucket`. Does not contact the server.
   static Result<std::shared_ptr<S3Store>> Open(const std::string& bucket, const S3Options& options,
-                                               const EnvLookup& env = ProcessEnvironment());
+                                               const Env& env = CurrentEnv());
 
   S3Store(std::shared_ptr<S3Client> client, Executor* executor, ByteBudget* budget);
 

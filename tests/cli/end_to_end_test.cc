@@ -51,11 +51,8 @@ TEST_F(SpoolCli, PrintsItsVersion) {
 // stderr.
 TEST_F(SpoolCli, SaysWhichMetricsPortItPicked) {
   WriteFile(dir_ / "x.txt", "x");
-  ::setenv("SPOOL_METRICS_ADDRESS", "127.0.0.1", 1);
-  ::setenv("SPOOL_METRICS_PORT", "0", 1);
-  Outcome picked = Spool({"ls", (dir_ / "x.txt").string()});
-  ::unsetenv("SPOOL_METRICS_PORT");
-  ::unsetenv("SPOOL_METRICS_ADDRESS");
+  Outcome picked = spool::cli::testing::RunSpool({"ls", (dir_ / "x.txt").string()}, dir_, "", {},
+                                                 {{"SPOOL_METRICS_ADDRESS", "127.0.0.1"}, {"SPOOL_METRICS_PORT", "0"}});
   ASSERT_EQ(picked.exit_code, 0) << picked.err;
   const std::string prefix = "spool: serving metrics on http://127.0.0.1:";
   ASSERT_TRUE(picked.err.starts_with(prefix)) << picked.err;

@@ -15,8 +15,24 @@ namespace spool::cli::testing {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The test's environment with `changes` added or replaced, as "NAME=value"
+// strings.
+std::vector<std::string> ChildEnvironment(const std::map<std::string, std::string>& changes) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    if (!changes.contains(text.substr(0, text.find('=')))) entries.push_back(text);
+  }
+  for (const auto& [name, value] : changes) entries.push_back(name + "=" + value);
+  return entries;
+}
+
+}  // namespace
+
 Outcome RunSpool(const std::vector<std::string>& args, const fs::path& scratch, const std::string& input,
-                 const fs::path& working_dir) {
+                 const fs::path& working_dir, const std::map<std::string, std::string>& environment) {
   const fs::path io = scratch / ".io";
   WriteFile(io / "in", input);
   posix_spawn_file_actions_t actions;
@@ -30,9 +46,13 @@ Outcome RunSpool(const std::vector<std::string>& args, const fs::path& scratch, 
   std::vector<char*> argv;
   for (std::string& arg : argv_strings) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_strings = ChildEnvironment(environment);
+  std::vector<char*> envp;
+  for (std::string& entry : env_strings) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   Outcome run;
   pid_t pid = 0;
-  int spawned = posix_spawn(&pid, SPOOL_BINARY, &actions, nullptr, argv.data(), environ);
+  int spawned = posix_spawn(&pid, SPOOL_BINARY, &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   EXPECT_EQ(spawned, 0) << "cannot run " << SPOOL_BINARY;
   if (spawned != 0) return run;

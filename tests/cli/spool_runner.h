@@ -21,9 +21,12 @@ struct Outcome {
 // Runs spool (SPOOL_BINARY) with `args` and `input` on standard input; its
 // output goes through files in `scratch` (a folder the test owns). It runs in
 // `working_dir` when one is given (relative paths in `args` then resolve
-// there), else in the test's own working directory.
+// there), else in the test's own working directory. Its environment is the
+// test's, with `environment`'s variables added or replaced: a test configures
+// the command this way rather than by changing its own environment.
 Outcome RunSpool(const std::vector<std::string>& args, const std::filesystem::path& scratch,
-                 const std::string& input = "", const std::filesystem::path& working_dir = {});
+                 const std::string& input = "", const std::filesystem::path& working_dir = {},
+                 const std::map<std::string, std::string>& environment = {});
 
 using test_support::ReadFile;
 using test_support::ReadTree;

@@ -9,8 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <random>
 
+#include "spool/core/env.h"
 #include "spool/core/storage/registry.h"
 #include "spool/register_backends.h"
 #include "tests/cli/spool_runner.h"
@@ -33,8 +36,22 @@ class StoreCommands : public ::testing::Test {
   static void SetUpTestSuite() {
     RegisterAllBackends();
     if (Backend() != "gs") return;
-    // The emulator convention: no credentials, this endpoint.
-    ::setenv("STORAGE_EMULATOR_HOST", test_support::GcsServerEndpoint().c_str(), 1);
+    // The emulator convention: no credentials, this endpoint; for the
+    // commands the tests run and for the stores they open themselves.
+    Environment() = {{"STORAGE_EMULATOR_HOST", test_support::GcsServerEndpoint()}};
+    Override() = std::make_unique<ScopedEnvOverride>(Env::Fixed(Environment()));
+  }
+
+  static void TearDownTestSuite() { Override().reset(); }
+
+  // Variables the commands run with, beyond the test's own environment.
+  static std::map<std::string, std::string>& Environment() {
+    static std::map<std::string, std::string> environment;
+    return environment;
+  }
+  static std::unique_ptr<ScopedEnvOverride>& Override() {
+    static std::unique_ptr<ScopedEnvOverride> current;
+    return current;
   }
 
   void SetUp() override {
@@ -58,7 +75,7 @@ class StoreCommands : public ::testing::Test {
   }
 
   Outcome Spool(const std::vector<std::string>& args, const std::string& input = "") {
-    return RunSpool(args, local_.path(), input);
+    return RunSpool(args, local_.path(), input, {}, Environment());
   }
   fs::path Local(const std::string& name) const { return local_.path() / name; }
   std::string Url(const std::string& name) const { return root_ + "/" + name; }
@@ -338,7 +355,7 @@ TEST_F(StoreCommands, CkptRestoreNeverDeletesAFolderItDidNotMake) {
   WriteFile(Local("project/data/rows.csv"), "1,2\n");
   const auto project = ReadTree(Local("project"));
 
-  Outcome refused = RunSpool({"ckpt", "restore", root, "."}, Local(""), "", Local("project"));
+  Outcome refused = RunSpool({"ckpt", "restore", root, "."}, Local(""), "", Local("project"), Environment());
   EXPECT_EQ(refused.exit_code, 1) << refused.err;
   EXPECT_NE(refused.err.find("is not empty and is not an earlier restore"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("--replace"), std::string::npos) << refused.err;

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "spool/core/env.h"
+
 namespace spool::log {
 namespace {
 
@@ -67,7 +69,7 @@ TEST(RedactUrlTest, HarmlessUrlsAreUnchanged) {
 TEST(LogTest, DebugLinesGoToStderrWhenEnabled) {
   // The level is read once, on first use; nothing in this binary logs
   // before this test.
-  ASSERT_EQ(setenv("SPOOL_LOG", "debug", 1), 0);
+  ScopedEnvOverride debug(Env::Fixed({{"SPOOL_LOG", "debug"}}));
   EXPECT_EQ(CurrentLevel(), Level::kDebug);
   EXPECT_TRUE(DebugEnabled());
   EXPECT_TRUE(InfoEnabled());

@@ -67,7 +67,7 @@ std::shared_ptr<ObjectStore> OpenS3(const std::string& endpoint, bool under_test
   options.part_size = 5 << 20;
   options.concurrency = 4;
   if (under_test) options.retry.policy = SmallRetry();
-  auto config = s3::ResolveConfig(options, bucket, s3::ProcessEnvironment());
+  auto config = s3::ResolveConfig(options, bucket, CurrentEnv());
   EXPECT_TRUE(config.ok()) << config.status().ToString();
   if (!config.ok()) return nullptr;
   auto credentials = std::make_shared<s3::StaticCredentialsProvider>(

@@ -72,10 +72,7 @@ TEST(GcsAuth, ServiceAccountKeyFileSignsAJwtTheTokenEndpointAccepts) {
 TEST(GcsAuth, GoogleApplicationCredentialsThroughTheDefaultChain) {
   DefaultCredentialsEnvironment env;
   const std::string path = Server().File("service_account.json");
-  env.getenv = [&](std::string_view name) -> std::optional<std::string> {
-    if (name == "GOOGLE_APPLICATION_CREDENTIALS") return path;
-    return std::nullopt;
-  };
+  env.variables = Env::Fixed({{"GOOGLE_APPLICATION_CREDENTIALS", path}});
   auto credentials = FindDefaultCredentials(Transport(), env);
   ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
   EXPECT_NE((*credentials)->Describe().find("GOOGLE_APPLICATION_CREDENTIALS=" + path), std::string::npos);
@@ -136,10 +133,7 @@ TEST(GcsAuth, MetadataServerIncludingOneThatIsNotReadyYet) {
 TEST(GcsAuth, GceMetadataHostThroughTheDefaultChain) {
   DefaultCredentialsEnvironment env;
   const std::string host = "127.0.0.1:" + std::to_string(Server().port);
-  env.getenv = [&](std::string_view name) -> std::optional<std::string> {
-    if (name == "GCE_METADATA_HOST") return host;
-    return std::nullopt;
-  };
+  env.variables = Env::Fixed({{"GCE_METADATA_HOST", host}});
   auto credentials = FindDefaultCredentials(Transport(), env);
   ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
   auto header = (*credentials)->AuthorizationHeader();
@@ -149,11 +143,10 @@ TEST(GcsAuth, GceMetadataHostThroughTheDefaultChain) {
 
 TEST(GcsAuth, EmulatorHostMeansNoCredentials) {
   const std::string bucket = UniqueName("emulated");
-  ASSERT_EQ(setenv("STORAGE_EMULATOR_HOST", ("127.0.0.1:" + std::to_string(Server().port)).c_str(), 1), 0);
+  ScopedEnvOverride emulator(Env::Fixed({{"STORAGE_EMULATOR_HOST", "127.0.0.1:" + std::to_string(Server().port)}}));
   GcsStoreOptions options;
   options.bucket = bucket;
   auto store = GcsStore::Open(options);
-  unsetenv("STORAGE_EMULATOR_HOST");
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_NE((*store)->DescribeAccess().find("anonymous"), std::string::npos);
   EXPECT_NE((*store)->DescribeAccess().find("http://127.0.0.1:"), std::string::npos);

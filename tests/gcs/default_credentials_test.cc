@@ -30,11 +30,7 @@ class DefaultCredentialsTest : public ::testing::Test {
 
   DefaultCredentialsEnvironment Env(bool on_gce = false, bool probe = false) {
     DefaultCredentialsEnvironment env;
-    env.getenv = [this](std::string_view name) -> std::optional<std::string> {
-      auto it = vars_.find(std::string(name));
-      if (it == vars_.end()) return std::nullopt;
-      return it->second;
-    };
+    env.variables = spool::Env::Fixed(vars_);
     env.on_gce = [on_gce] { return on_gce; };
     env.metadata_server_answers = [probe](const std::string&) { return probe; };
     return env;

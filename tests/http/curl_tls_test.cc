@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
+#include "spool/core/env.h"
 #include "spool/core/http/transport.h"
 #include "tests/http/http_test_server.h"
-#include "tests/support/env.h"
 
 namespace spool {
 namespace {
@@ -16,7 +16,6 @@ namespace {
 using spool::testing::HttpTestServer;
 using spool::testing::PatternContent;
 
-using test_support::ScopedEnv;
 
 class CurlTlsTest : public ::testing::Test {
  protected:
@@ -98,22 +97,22 @@ TEST_F(CurlTlsTest, LargeBodiesCrossManyRecordsIntact) {
 }
 
 TEST_F(CurlTlsTest, SslCertFileFromTheEnvironmentIsHonoured) {
-  ScopedEnv no_curl_bundle("CURL_CA_BUNDLE", std::nullopt);  // it would come first
-  ScopedEnv cert_file("SSL_CERT_FILE", server_->CaBundle().c_str());
+  // No CURL_CA_BUNDLE: it would come first.
+  ScopedEnvOverride env(Env::Fixed({{"SSL_CERT_FILE", server_->CaBundle()}}));
   auto body = Fetch(HttpOptions{}, 10);
   ASSERT_TRUE(body.ok()) << body.status().ToString();
   EXPECT_EQ(*body, PatternContent(10));
 }
 
 TEST_F(CurlTlsTest, CurlCaBundleFromTheEnvironmentIsHonoured) {
-  ScopedEnv curl_bundle("CURL_CA_BUNDLE", server_->CaBundle().c_str());
-  ScopedEnv system_cert_file("SSL_CERT_FILE", "/nonexistent/ignored.pem");
+  ScopedEnvOverride env(
+      Env::Fixed({{"CURL_CA_BUNDLE", server_->CaBundle()}, {"SSL_CERT_FILE", "/nonexistent/ignored.pem"}}));
   auto body = Fetch(HttpOptions{}, 10);
   ASSERT_TRUE(body.ok()) << body.status().ToString();
 }
 
 TEST_F(CurlTlsTest, CaBundleOptionWinsOverTheEnvironment) {
-  ScopedEnv curl_bundle("CURL_CA_BUNDLE", "/nonexistent/ignored.pem");
+  ScopedEnvOverride env(Env::Fixed({{"CURL_CA_BUNDLE", "/nonexistent/ignored.pem"}}));
   HttpOptions options;
   options.ca_bundle = server_->CaBundle();
   auto body = Fetch(options, 10);

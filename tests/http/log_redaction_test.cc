@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "spool/core/env.h"
 #include "spool/core/http/transport.h"
 #include "spool/core/log.h"
 #include "tests/http/http_test_server.h"
@@ -40,7 +41,7 @@ class StderrCapture {
 
 TEST(HttpLogTest, DebugLogNamesTheExchangeButNoSecret) {
   // ctest sets SPOOL_LOG too; this keeps the binary right when run by hand.
-  setenv("SPOOL_LOG", "debug", 1);
+  ScopedEnvOverride debug(Env::Fixed({{"SPOOL_LOG", "debug"}}));
   ASSERT_TRUE(log::DebugEnabled());
   auto server = testing::HttpTestServer::Start();
   ASSERT_NE(server, nullptr);

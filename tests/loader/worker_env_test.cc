@@ -7,17 +7,9 @@
 namespace spool {
 namespace {
 
-EnvLookup Env(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto found = vars.find(std::string(name));
-    if (found == vars.end()) return std::nullopt;
-    return found->second;
-  };
-}
-
 WorkerIdentity Resolve(std::map<std::string, std::string> vars, std::optional<int> rank = std::nullopt,
                        std::optional<int> world = std::nullopt) {
-  auto id = ResolveWorker(rank, world, Env(std::move(vars)));
+  auto id = ResolveWorker(rank, world, Env::Fixed(std::move(vars)));
   EXPECT_TRUE(id.ok()) << id.status().ToString();
   return id.value_or(WorkerIdentity{-1, -1, "error"});
 }
@@ -69,7 +61,7 @@ TEST(WorkerEnv, TfConfigRanksChiefFirstThenWorkers) {
   WorkerIdentity evaluator = Resolve({{"TF_CONFIG", config("evaluator", 0)}});
   EXPECT_EQ(evaluator.rank, 0);
   EXPECT_EQ(evaluator.world_size, 1);
-  auto ps = ResolveWorker(std::nullopt, std::nullopt, Env({{"TF_CONFIG", config("ps", 0)}}));
+  auto ps = ResolveWorker(std::nullopt, std::nullopt, Env::Fixed({{"TF_CONFIG", config("ps", 0)}}));
   EXPECT_EQ(ps.status().code(), StatusCode::kFailedPrecondition);
 }
 
@@ -81,7 +73,7 @@ TEST(WorkerEnv, TfConfigWithoutChiefStartsAtWorkerZero) {
 }
 
 TEST(WorkerEnv, IndexedJobNeedsTheCompletionsCount) {
-  auto missing = ResolveWorker(std::nullopt, std::nullopt, Env({{"JOB_COMPLETION_INDEX", "2"}}));
+  auto missing = ResolveWorker(std::nullopt, std::nullopt, Env::Fixed({{"JOB_COMPLETION_INDEX", "2"}}));
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   WorkerIdentity id = Resolve({{"JOB_COMPLETION_INDEX", "2"}}, std::nullopt, 5);
   EXPECT_EQ(id.rank, 2);
@@ -93,14 +85,14 @@ TEST(WorkerEnv, IndexedJobNeedsTheCompletionsCount) {
 }
 
 TEST(WorkerEnv, BadValuesNameTheVariable) {
-  auto garbage = ResolveWorker(std::nullopt, std::nullopt, Env({{"RANK", "x"}, {"WORLD_SIZE", "2"}}));
+  auto garbage = ResolveWorker(std::nullopt, std::nullopt, Env::Fixed({{"RANK", "x"}, {"WORLD_SIZE", "2"}}));
   ASSERT_FALSE(garbage.ok());
   EXPECT_NE(garbage.status().message().find("RANK"), std::string::npos);
-  auto outside = ResolveWorker(std::nullopt, std::nullopt, Env({{"RANK", "2"}, {"WORLD_SIZE", "2"}}));
+  auto outside = ResolveWorker(std::nullopt, std::nullopt, Env::Fixed({{"RANK", "2"}, {"WORLD_SIZE", "2"}}));
   EXPECT_EQ(outside.status().code(), StatusCode::kInvalidArgument);
-  auto no_size = ResolveWorker(std::nullopt, std::nullopt, Env({{"RANK", "0"}}));
+  auto no_size = ResolveWorker(std::nullopt, std::nullopt, Env::Fixed({{"RANK", "0"}}));
   EXPECT_EQ(no_size.status().code(), StatusCode::kInvalidArgument);
-  auto bad_json = ResolveWorker(std::nullopt, std::nullopt, Env({{"TF_CONFIG", "{not json"}}));
+  auto bad_json = ResolveWorker(std::nullopt, std::nullopt, Env::Fixed({{"TF_CONFIG", "{not json"}}));
   EXPECT_EQ(bad_json.status().code(), StatusCode::kInvalidArgument);
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "spool/core/env.h"
 #include "spool/core/http/metered_transport.h"
 #include "spool/core/http/transport.h"
 #include "spool/gcs/request_ops.h"
@@ -222,16 +223,16 @@ TEST(MetricsExporter, ServesMetricsOnTheLoopbackAndWritesTheTextfile) {
 }
 
 TEST(MetricsExporter, EnvironmentIsOptInAndCheckedNotGuessed) {
-  unsetenv("SPOOL_METRICS_PORT");
-  unsetenv("SPOOL_METRICS_FILE");
-  auto none = MetricsExporter::FromEnvironment();
-  ASSERT_TRUE(none.ok());
-  EXPECT_EQ(*none, nullptr);
-  setenv("SPOOL_METRICS_PORT", "ninety", 1);
+  {
+    ScopedEnvOverride nothing_set(Env::Fixed({}));
+    auto none = MetricsExporter::FromEnvironment();
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ(*none, nullptr);
+  }
+  ScopedEnvOverride bad_port(Env::Fixed({{"SPOOL_METRICS_PORT", "ninety"}}));
   auto bad = MetricsExporter::FromEnvironment();
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("SPOOL_METRICS_PORT"), std::string::npos) << bad.status().ToString();
-  unsetenv("SPOOL_METRICS_PORT");
 }
 
 }  // namespace

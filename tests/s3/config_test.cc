@@ -30,7 +30,7 @@ class ConfigTest : public ::testing::Test {
   void WriteConfig(const std::string& text) { test_support::WriteFile(folder_ / ".aws" / "config", text); }
 
   ResolvedConfig Resolve(const S3Options& options = {}, const std::string& bucket = "bucket") {
-    auto config = ResolveConfig(options, bucket, FixedEnvironment(env_));
+    auto config = ResolveConfig(options, bucket, Env::Fixed(env_));
     EXPECT_TRUE(config.ok()) << config.status().ToString();
     return config.ok() ? *config : ResolvedConfig{};
   }
@@ -111,7 +111,7 @@ TEST_F(ConfigTest, ProfileServiceEndpointAndAddressingStyle) {
 TEST_F(ConfigTest, UnknownExplicitProfileIsAnError) {
   S3Options options;
   options.profile = "nope";
-  auto config = ResolveConfig(options, "bucket", FixedEnvironment(env_));
+  auto config = ResolveConfig(options, "bucket", Env::Fixed(env_));
   EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(config.status().message().find("nope"), std::string::npos);
 }
@@ -175,7 +175,7 @@ TEST_F(ConfigTest, CaBundlePrecedence) {
 TEST_F(ConfigTest, PartSizeOutsideS3LimitsIsAnError) {
   S3Options options;
   options.part_size = 1 << 20;
-  EXPECT_EQ(ResolveConfig(options, "b", FixedEnvironment(env_)).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResolveConfig(options, "b", Env::Fixed(env_)).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(PartSizes, DefaultFitsTheExpectedSizeInTenThousandParts) {

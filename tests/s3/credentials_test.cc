@@ -48,7 +48,7 @@ TEST_F(CredentialsTest, EnvironmentKeysAndSessionToken) {
   env["AWS_ACCESS_KEY_ID"] = "AKIDENV";
   env["AWS_SECRET_ACCESS_KEY"] = "env-secret";
   env["AWS_SESSION_TOKEN"] = "env-token";
-  auto got = MakeEnvironmentCredentials(FixedEnvironment(env))->Get();
+  auto got = MakeEnvironmentCredentials(Env::Fixed(env))->Get();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->access_key_id, "AKIDENV");
   EXPECT_EQ(got->secret_access_key, "env-secret");
@@ -57,9 +57,9 @@ TEST_F(CredentialsTest, EnvironmentKeysAndSessionToken) {
 
 TEST_F(CredentialsTest, EnvironmentWithOnlyOneKeyIsAnErrorAndWithNoneNotFound) {
   auto env = Empty();
-  EXPECT_EQ(MakeEnvironmentCredentials(FixedEnvironment(env))->Get().status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(MakeEnvironmentCredentials(Env::Fixed(env))->Get().status().code(), StatusCode::kNotFound);
   env["AWS_ACCESS_KEY_ID"] = "AKIDENV";
-  auto half = MakeEnvironmentCredentials(FixedEnvironment(env))->Get();
+  auto half = MakeEnvironmentCredentials(Env::Fixed(env))->Get();
   EXPECT_EQ(half.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(half.status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
 }
@@ -71,21 +71,21 @@ TEST_F(CredentialsTest, SharedCredentialsFileWithProfiles) {
         "# a comment\n[dev]\naws_access_key_id=AKIDDEV\naws_secret_access_key=dev-secret\n"
         "aws_session_token = dev-token\n");
   auto env = Empty();
-  auto by_default = MakeProfileCredentials(FixedEnvironment(env), "")->Get();
+  auto by_default = MakeProfileCredentials(Env::Fixed(env), "")->Get();
   ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
   EXPECT_EQ(by_default->access_key_id, "AKIDDEFAULT");
 
   env["AWS_PROFILE"] = "dev";
-  auto dev = MakeProfileCredentials(FixedEnvironment(env), "")->Get();
+  auto dev = MakeProfileCredentials(Env::Fixed(env), "")->Get();
   ASSERT_TRUE(dev.ok()) << dev.status().ToString();
   EXPECT_EQ(dev->access_key_id, "AKIDDEV");
   EXPECT_EQ(dev->session_token, "dev-token");
 
-  auto explicit_profile = MakeProfileCredentials(FixedEnvironment(env), "default")->Get();
+  auto explicit_profile = MakeProfileCredentials(Env::Fixed(env), "default")->Get();
   ASSERT_TRUE(explicit_profile.ok());
   EXPECT_EQ(explicit_profile->access_key_id, "AKIDDEFAULT");
 
-  EXPECT_EQ(MakeProfileCredentials(FixedEnvironment(env), "nope")->Get().status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(MakeProfileCredentials(Env::Fixed(env), "nope")->Get().status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(CredentialsTest, FilesNamedByTheEnvironmentAndConfigProfiles) {
@@ -93,7 +93,7 @@ TEST_F(CredentialsTest, FilesNamedByTheEnvironmentAndConfigProfiles) {
   env["AWS_SHARED_CREDENTIALS_FILE"] = Write("creds", "[other]\naws_access_key_id = X\naws_secret_access_key = Y\n");
   env["AWS_CONFIG_FILE"] =
       Write("config", "[profile team]\naws_access_key_id = AKIDCONFIG\naws_secret_access_key = config-secret\n");
-  auto team = MakeProfileCredentials(FixedEnvironment(env), "team")->Get();
+  auto team = MakeProfileCredentials(Env::Fixed(env), "team")->Get();
   ASSERT_TRUE(team.ok()) << team.status().ToString();
   EXPECT_EQ(team->access_key_id, "AKIDCONFIG");
 }
@@ -106,14 +106,14 @@ TEST_F(CredentialsTest, CredentialProcess) {
                                    "\"Expiration\": \"2099-01-01T00:00:00Z\"}'\n");
   fs::permissions(script, fs::perms::owner_all);
   env["AWS_CONFIG_FILE"] = Write("config", "[profile proc]\ncredential_process = " + script + "\n");
-  auto got = MakeProfileCredentials(FixedEnvironment(env), "proc")->Get();
+  auto got = MakeProfileCredentials(Env::Fixed(env), "proc")->Get();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->access_key_id, "AKIDPROCESS");
   EXPECT_EQ(got->session_token, "process-token");
   ASSERT_TRUE(got->expiration.has_value());
 
   env["AWS_CONFIG_FILE"] = Write("config2", "[profile broken]\ncredential_process = /bin/false\n");
-  auto failed = MakeProfileCredentials(FixedEnvironment(env), "broken")->Get();
+  auto failed = MakeProfileCredentials(Env::Fixed(env), "broken")->Get();
   EXPECT_EQ(failed.status().code(), StatusCode::kPermissionDenied);
   EXPECT_NE(failed.status().message().find("broken"), std::string::npos) << failed.status().ToString();
 }
@@ -127,7 +127,7 @@ TEST_F(CredentialsTest, WebIdentityViaStsRereadsTheTokenFileAtEveryRefresh) {
   env["AWS_WEB_IDENTITY_TOKEN_FILE"] = token_file;
   env["AWS_ROLE_ARN"] = role;
   env["AWS_ENDPOINT_URL_STS"] = sts.url();
-  auto provider = MakeWebIdentityCredentials(FixedEnvironment(env), "", "us-east-1", http_);
+  auto provider = MakeWebIdentityCredentials(Env::Fixed(env), "", "us-east-1", http_);
   auto first = provider->Get();
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->access_key_id, "ASIAtoken-one");
@@ -150,13 +150,13 @@ TEST_F(CredentialsTest, WebIdentityErrorsNameTheRoleAndStsCode) {
   env["AWS_WEB_IDENTITY_TOKEN_FILE"] = token_file;
   env["AWS_ROLE_ARN"] = "arn:aws:iam::1:role/wrong";
   env["AWS_ENDPOINT_URL_STS"] = sts.url();
-  auto got = MakeWebIdentityCredentials(FixedEnvironment(env), "", "us-east-1", http_)->Get();
+  auto got = MakeWebIdentityCredentials(Env::Fixed(env), "", "us-east-1", http_)->Get();
   EXPECT_EQ(got.status().code(), StatusCode::kPermissionDenied);
   EXPECT_NE(got.status().message().find("arn:aws:iam::1:role/wrong"), std::string::npos) << got.status().ToString();
   EXPECT_NE(got.status().message().find("AccessDenied"), std::string::npos) << got.status().ToString();
 
   env.erase("AWS_WEB_IDENTITY_TOKEN_FILE");
-  EXPECT_EQ(MakeWebIdentityCredentials(FixedEnvironment(env), "", "us-east-1", http_)->Get().status().code(),
+  EXPECT_EQ(MakeWebIdentityCredentials(Env::Fixed(env), "", "us-east-1", http_)->Get().status().code(),
             StatusCode::kNotFound);
 }
 
@@ -166,20 +166,20 @@ TEST_F(CredentialsTest, ContainerCredentialsWithAuthorizationTokenFile) {
   auto env = Empty();
   env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = container.url() + "/credentials";
   env["AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"] = Write("pod-token", "pod-identity-token\n");
-  auto got = MakeContainerCredentials(FixedEnvironment(env), http_)->Get();
+  auto got = MakeContainerCredentials(Env::Fixed(env), http_)->Get();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->access_key_id, "ASIACONTAINER");
   EXPECT_EQ(got->session_token, "container-session-token");
 
   env.erase("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
   env["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "wrong-token";
-  auto refused = MakeContainerCredentials(FixedEnvironment(env), http_)->Get();
+  auto refused = MakeContainerCredentials(Env::Fixed(env), http_)->Get();
   EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
 
-  EXPECT_EQ(MakeContainerCredentials(FixedEnvironment(Empty()), http_)->Get().status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(MakeContainerCredentials(Env::Fixed(Empty()), http_)->Get().status().code(), StatusCode::kNotFound);
 
   env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = "http://example.com/credentials";
-  EXPECT_EQ(MakeContainerCredentials(FixedEnvironment(env), http_)->Get().status().code(),
+  EXPECT_EQ(MakeContainerCredentials(Env::Fixed(env), http_)->Get().status().code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -189,13 +189,13 @@ TEST_F(CredentialsTest, InstanceMetadataV2TokenThenRoleCredentials) {
   auto env = Empty();
   env.erase("AWS_EC2_METADATA_DISABLED");
   env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = imds.url() + "/";
-  auto got = MakeInstanceMetadataCredentials(FixedEnvironment(env), http_)->Get();
+  auto got = MakeInstanceMetadataCredentials(Env::Fixed(env), http_)->Get();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->access_key_id, "ASIAIMDS");
   EXPECT_EQ(got->session_token, "imds-session-token-2");
 
   env["AWS_EC2_METADATA_DISABLED"] = "true";
-  EXPECT_EQ(MakeInstanceMetadataCredentials(FixedEnvironment(env), http_)->Get().status().code(),
+  EXPECT_EQ(MakeInstanceMetadataCredentials(Env::Fixed(env), http_)->Get().status().code(),
             StatusCode::kNotFound);
 }
 
@@ -208,7 +208,7 @@ TEST_F(CredentialsTest, InstanceMetadataAbsentIsNotFound) {
   auto env = Empty();
   env.erase("AWS_EC2_METADATA_DISABLED");
   env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = "http://127.0.0.1:" + std::to_string(port);
-  auto got = MakeInstanceMetadataCredentials(FixedEnvironment(env), http_)->Get();
+  auto got = MakeInstanceMetadataCredentials(Env::Fixed(env), http_)->Get();
   EXPECT_EQ(got.status().code(), StatusCode::kNotFound) << got.status().ToString();
 }
 
@@ -220,11 +220,11 @@ TEST_F(CredentialsTest, DefaultChainOrder) {
   env["AWS_SECRET_ACCESS_KEY"] = "env-secret";
   // Explicit keys first, then the environment, then the files.
   ChainOptions explicit_keys{"AKIDEXPLICIT", "explicit-secret", "", "", ""};
-  EXPECT_EQ(MakeDefaultChain(explicit_keys, FixedEnvironment(env), http_)->Get()->access_key_id, "AKIDEXPLICIT");
-  EXPECT_EQ(MakeDefaultChain({}, FixedEnvironment(env), http_)->Get()->access_key_id, "AKIDENV");
+  EXPECT_EQ(MakeDefaultChain(explicit_keys, Env::Fixed(env), http_)->Get()->access_key_id, "AKIDEXPLICIT");
+  EXPECT_EQ(MakeDefaultChain({}, Env::Fixed(env), http_)->Get()->access_key_id, "AKIDENV");
   env.erase("AWS_ACCESS_KEY_ID");
   env.erase("AWS_SECRET_ACCESS_KEY");
-  auto chain = MakeDefaultChain({}, FixedEnvironment(env), http_);
+  auto chain = MakeDefaultChain({}, Env::Fixed(env), http_);
   EXPECT_EQ(chain->Get()->access_key_id, "AKIDFILE");
   EXPECT_EQ(chain->Name(), "profile default");
 }
@@ -235,14 +235,14 @@ TEST_F(CredentialsTest, ContainerComesBeforeInstanceMetadataAndAfterFiles) {
   auto env = Empty();
   env.erase("AWS_EC2_METADATA_DISABLED");
   env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = imds.url();
-  EXPECT_EQ(MakeDefaultChain({}, FixedEnvironment(env), http_)->Get()->access_key_id, "ASIAIMDS");
+  EXPECT_EQ(MakeDefaultChain({}, Env::Fixed(env), http_)->Get()->access_key_id, "ASIAIMDS");
   env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = container.url() + "/credentials";
   env["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "t";
-  EXPECT_EQ(MakeDefaultChain({}, FixedEnvironment(env), http_)->Get()->access_key_id, "ASIACONTAINER");
+  EXPECT_EQ(MakeDefaultChain({}, Env::Fixed(env), http_)->Get()->access_key_id, "ASIACONTAINER");
 }
 
 TEST_F(CredentialsTest, NoCredentialsAnywhereSaysWhatToDo) {
-  auto got = MakeDefaultChain({}, FixedEnvironment(Empty()), http_)->Get();
+  auto got = MakeDefaultChain({}, Env::Fixed(Empty()), http_)->Get();
   EXPECT_EQ(got.status().code(), StatusCode::kNotFound);
   EXPECT_NE(got.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos) << got.status().ToString();
   EXPECT_NE(got.status().message().find("--no-sign-request"), std::string::npos);

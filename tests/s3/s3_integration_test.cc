@@ -86,7 +86,7 @@ class CountingTransport : public HttpTransport {
 // A store whose requests go through `transport`, configured like the fixture's.
 std::shared_ptr<S3Store> StoreWithTransport(std::shared_ptr<HttpTransport> transport, ByteBudget* budget,
                                             S3Options options = {}) {
-  auto env = ProcessEnvironment();
+  const Env env = CurrentEnv();
   auto config = ResolveConfig(options, TestBucket(), env);
   EXPECT_TRUE(config.ok()) << config.status().ToString();
   auto credentials = MakeDefaultChain(ChainOptions{}, env, MakeCurlTransport({}));
@@ -418,15 +418,15 @@ TEST(S3Store, DeclaredCrc32cIsStoredAndEnforced) {
 
 TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {
   if (TestServer() == "moto") GTEST_SKIP() << "moto checks no signatures: it accepts any secret";
-  auto env = ProcessEnvironment();
+  const Env env = CurrentEnv();
   std::map<std::string, std::string> variables{
-      {"AWS_ENDPOINT_URL", env("AWS_ENDPOINT_URL").value_or("")},
-      {"AWS_ACCESS_KEY_ID", env("AWS_ACCESS_KEY_ID").value_or("")},
+      {"AWS_ENDPOINT_URL", env.Get("AWS_ENDPOINT_URL").value_or("")},
+      {"AWS_ACCESS_KEY_ID", env.Get("AWS_ACCESS_KEY_ID").value_or("")},
       {"AWS_SECRET_ACCESS_KEY", "not-the-right-secret-0123456789"},
       {"AWS_EC2_METADATA_DISABLED", "true"},
       {"AWS_CONFIG_FILE", "/dev/null"},
       {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}};
-  auto store = S3Store::Open(TestBucket(), {}, FixedEnvironment(variables));
+  auto store = S3Store::Open(TestBucket(), {}, Env::Fixed(variables));
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto stat = (*store)->List({});
   ASSERT_FALSE(stat.ok());

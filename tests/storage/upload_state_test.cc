@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "spool/core/env.h"
 #include "tests/support/temp_dir.h"
 
 namespace spool {
@@ -70,10 +71,11 @@ TEST(UploadStateFile, RefusesNewlinesAndIgnoresDamagedFiles) {
 }
 
 TEST(UploadStateFolder, FollowsTheCacheConvention) {
-  ::setenv("XDG_CACHE_HOME", "/tmp/cache-here", 1);
-  EXPECT_EQ(UploadStateFolder(), "/tmp/cache-here/spool/uploads");
-  ::unsetenv("XDG_CACHE_HOME");
-  ::setenv("HOME", "/home/someone", 1);
+  {
+    ScopedEnvOverride cache(Env::Fixed({{"XDG_CACHE_HOME", "/tmp/cache-here"}, {"HOME", "/home/someone"}}));
+    EXPECT_EQ(UploadStateFolder(), "/tmp/cache-here/spool/uploads");
+  }
+  ScopedEnvOverride home(Env::Fixed({{"HOME", "/home/someone"}}));
   EXPECT_EQ(UploadStateFolder(), "/home/someone/.cache/spool/uploads");
 }
 

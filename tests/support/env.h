@@ -1,31 +1,14 @@
-// Reading and temporarily changing environment variables in tests.
-// setenv/getenv are not thread-safe: change the environment only while no
-// other thread of the test reads it.
+// Reading the test harness's settings (server addresses, the backend under
+// test, buckets) from the process environment. To change what the library
+// sees, tests install a spool::ScopedEnvOverride (spool/core/env.h) instead
+// of setting process variables under the threads that read them.
 #pragma once
 
-#include <cstddef>
-#include <optional>
 #include <string>
 
 namespace spool::test_support {
 
 // The variable's value, or `fallback` when it is unset or empty.
 std::string GetEnv(const char* name, std::string fallback = "");
-
-// Sets (or, given std::nullopt, unsets) a variable for the lifetime of the
-// object and restores what it was before on destruction.
-class ScopedEnv {
- public:
-  ScopedEnv(std::string name, std::optional<std::string> value);
-  // A null pointer would become a std::string: write std::nullopt to unset.
-  ScopedEnv(std::string name, std::nullptr_t) = delete;
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> previous_;
-};
 
 }  // namespace spool::test_support

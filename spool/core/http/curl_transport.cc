@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "spool/core/cancel.h"
+#include "spool/core/env.h"
 #include "spool/core/http/transport.h"
 #include "spool/core/log.h"
 
@@ -218,10 +219,10 @@ class CurlTransport : public HttpTransport {
  public:
   explicit CurlTransport(const HttpOptions& options) : options_(options) {
     if (options_.ca_bundle.empty()) {
+      const Env env = CurrentEnv();
       for (const char* variable : {"CURL_CA_BUNDLE", "SSL_CERT_FILE"}) {
-        const char* value = std::getenv(variable);
-        if (value && *value) {
-          options_.ca_bundle = value;
+        if (auto value = env.Get(variable)) {
+          options_.ca_bundle = *value;
           break;
         }
       }

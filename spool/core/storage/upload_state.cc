@@ -14,6 +14,8 @@
 #include <sstream>
 #include <utility>
 
+#include "spool/core/env.h"
+
 namespace spool {
 namespace {
 
@@ -39,11 +41,12 @@ bool HasNewline(const std::string& text) { return text.find_first_of("\r\n") != 
 }  // namespace
 
 fs::path UploadStateFolder() {
-  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache != nullptr && *cache == '/') {
-    return fs::path(cache) / "spool" / "uploads";
+  const Env env = CurrentEnv();
+  if (auto cache = env.Get("XDG_CACHE_HOME"); cache && cache->front() == '/') {
+    return fs::path(*cache) / "spool" / "uploads";
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
-    return fs::path(home) / ".cache" / "spool" / "uploads";
+  if (auto home = env.Get("HOME"); home && home->front() == '/') {
+    return fs::path(*home) / ".cache" / "spool" / "uploads";
   }
   return {};
 }

@@ -43,7 +43,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   SPOOL_RETURN_IF_ERROR(CheckOptions(options));
   Executor& executor = options.executor ? *options.executor : DefaultExecutor();
   SPOOL_ASSIGN_OR_RETURN(WorkerIdentity worker,
-                         ResolveWorker(options.rank, options.world_size, ProcessEnvironment()));
+                         ResolveWorker(options.rank, options.world_size, CurrentEnv()));
   // The loader's requests: with URL inputs, stores of its own that count
   // into its own counters (stores opened with other counters are never
   // shared with it); with a caller's store, that store's counters.

@@ -4,7 +4,6 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <charconv>
-#include <cstdlib>
 
 namespace spool {
 namespace {
@@ -29,17 +28,17 @@ Status CheckRange(const WorkerIdentity& id) {
 }
 
 // A rank/size pair of environment variables; nullopt when the rank is unset.
-Result<std::optional<WorkerIdentity>> FromPair(const EnvLookup& env, std::string_view rank_name,
+Result<std::optional<WorkerIdentity>> FromPair(const Env& env, std::string_view rank_name,
                                                std::string_view size_name, std::string source,
                                                std::optional<int> explicit_world) {
-  auto rank_text = env(rank_name);
+  auto rank_text = env.GetEvenIfEmpty(rank_name);
   if (!rank_text) return std::optional<WorkerIdentity>();
   WorkerIdentity id;
   id.source = std::move(source);
   SPOOL_ASSIGN_OR_RETURN(id.rank, ParseNonNegative(rank_name, *rank_text));
   if (explicit_world) {
     id.world_size = *explicit_world;
-  } else if (auto size_text = env(size_name)) {
+  } else if (auto size_text = env.GetEvenIfEmpty(size_name)) {
     SPOOL_ASSIGN_OR_RETURN(id.world_size, ParseNonNegative(size_name, *size_text));
   } else {
     return InvalidArgumentError(std::string(rank_name) + " is set but " + std::string(size_name) +
@@ -55,14 +54,6 @@ int ListSize(const google::protobuf::Struct& cluster, const std::string& type) {
 }
 
 }  // namespace
-
-EnvLookup ProcessEnvironment() {
-  return [](std::string_view name) -> std::optional<std::string> {
-    const char* value = std::getenv(std::string(name).c_str());
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  };
-}
 
 Result<WorkerIdentity> WorkerFromTfConfig(std::string_view tf_config_json) {
   google::protobuf::Struct config;
@@ -109,7 +100,7 @@ Result<WorkerIdentity> WorkerFromTfConfig(std::string_view tf_config_json) {
 }
 
 Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int> world_size,
-                                     const EnvLookup& env) {
+                                     const Env& env) {
   if (rank && world_size) {
     WorkerIdentity id{*rank, *world_size, "explicit"};
     SPOOL_RETURN_IF_ERROR(CheckRange(id));
@@ -117,7 +108,7 @@ Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int>
   }
   std::optional<int> world = world_size;
   if (!world) {
-    if (auto text = env("SPOOL_WORLD_SIZE")) {
+    if (auto text = env.GetEvenIfEmpty("SPOOL_WORLD_SIZE")) {
       SPOOL_ASSIGN_OR_RETURN(world, ParseNonNegative("SPOOL_WORLD_SIZE", *text));
     }
   }
@@ -130,7 +121,7 @@ Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int>
     SPOOL_ASSIGN_OR_RETURN(found, FromPair(env, "PMI_RANK", "PMI_SIZE", "mpi", world));
   }
   if (!found) {
-    if (auto tf_config = env("TF_CONFIG"); tf_config && !tf_config->empty()) {
+    if (auto tf_config = env.GetEvenIfEmpty("TF_CONFIG"); tf_config && !tf_config->empty()) {
       SPOOL_ASSIGN_OR_RETURN(auto id, WorkerFromTfConfig(*tf_config));
       if (world && *world != id.world_size) {
         return InvalidArgumentError("world_size " + std::to_string(*world) + " disagrees with TF_CONFIG's " +
@@ -140,7 +131,7 @@ Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int>
     }
   }
   if (!found) {
-    if (auto index = env("JOB_COMPLETION_INDEX")) {
+    if (auto index = env.GetEvenIfEmpty("JOB_COMPLETION_INDEX")) {
       if (!world) {
         return InvalidArgumentError("JOB_COMPLETION_INDEX is set but the completions count is unknown; give "
                                     "world_size in the loader options or SPOOL_WORLD_SIZE in the pod spec");

@@ -15,15 +15,16 @@
 //                              export it; set it in the options or as
 //                              SPOOL_WORLD_SIZE in the pod spec).
 // An explicit rank and world size win over all of these. Nothing found: rank
-// 0 of 1. Pure functions; the environment is passed in so tests need no
-// setenv.
+// 0 of 1. Pure functions; the environment is passed in (the loader passes
+// CurrentEnv()) so tests need no setenv. An empty variable counts as set: an
+// empty RANK is an error, not rank 0.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "spool/core/env.h"
 #include "spool/core/status.h"
 
 namespace spool {
@@ -34,14 +35,10 @@ struct WorkerIdentity {
   std::string source;  // "explicit", "torchrun", "mpi", "TF_CONFIG", "indexed-job", "default"
 };
 
-// Returns the value of an environment variable, or nullopt when unset.
-using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
-EnvLookup ProcessEnvironment();
-
 // Resolves rank and world size; InvalidArgument (naming the variable and its
 // value) for malformed or inconsistent settings, e.g. RANK >= WORLD_SIZE.
 Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int> world_size,
-                                     const EnvLookup& env);
+                                     const Env& env);
 
 // TensorFlow's ranking of a TF_CONFIG task, exposed for tests.
 Result<WorkerIdentity> WorkerFromTfConfig(std::string_view tf_config_json);
