@@ -10,6 +10,9 @@
 
 namespace spool::testing {
 
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+
 namespace fs = std::filesystem;
 
 std::map<std::string, std::string> CrashStepFiles(int64_t step) {

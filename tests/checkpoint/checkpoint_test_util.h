@@ -54,7 +54,7 @@ std::string StoreKindName(StoreKind kind);
 
 // The steps `manager` lists as committed, oldest first (a failed List is a
 // test failure).
-std::vector<int64_t> CommittedSteps(CheckpointManager& manager);
+std::vector<int64_t> CommittedSteps(checkpoint::CheckpointManager& manager);
 
 // Forwards to another store, with faults on demand, in every call that opens
 // a writer (OpenWrite and OpenResumableUpload):

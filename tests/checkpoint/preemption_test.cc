@@ -22,7 +22,7 @@
 #include "tests/support/forwarding_store.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 using namespace std::chrono_literals;
@@ -277,4 +277,4 @@ TEST_F(PreemptionNoticeTest, SigtermSetsItAndASecondOneKeepsTheFirstArrival) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -53,6 +53,14 @@
 #include "tests/lifecycle/test_root.h"
 
 namespace spool::lifecycle {
+using checkpoint::AsyncSaveStart;
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+using checkpoint::CheckpointSource;
+using loader::Batch;
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;

@@ -22,6 +22,12 @@
 #include "tests/support/temp_dir.h"
 
 namespace spool::testing {
+using loader::BadShardPolicy;
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+using loader::LoaderCounters;
+using loader::LoaderState;
+
 namespace {
 
 // One folder for the whole run, removed at exit.

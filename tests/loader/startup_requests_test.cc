@@ -18,6 +18,9 @@
 #include "tests/support/forwarding_store.h"
 
 namespace spool::testing {
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+
 namespace {
 
 // Counts the requests an S3 or GCS store would make for each call: Stat and

@@ -4,7 +4,7 @@
 
 #include <map>
 
-namespace spool {
+namespace spool::loader {
 namespace {
 
 EnvLookup Env(std::map<std::string, std::string> vars) {
@@ -105,4 +105,4 @@ TEST(WorkerEnv, BadValuesNameTheVariable) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::loader

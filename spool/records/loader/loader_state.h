@@ -16,7 +16,7 @@
 
 #include "spool/core/status.h"
 
-namespace spool {
+namespace spool::loader {
 
 struct LoaderState {
   uint64_t seed = 0;
@@ -45,4 +45,4 @@ struct LoaderState {
   friend bool operator==(const LoaderState&, const LoaderState&) = default;
 };
 
-}  // namespace spool
+}  // namespace spool::loader

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 
-namespace spool {
+namespace spool::loader {
 namespace {
 
 Result<int> ParseNonNegative(std::string_view name, std::string_view text) {
@@ -168,4 +168,4 @@ Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int>
   return *found;
 }
 
-}  // namespace spool
+}  // namespace spool::loader
