@@ -20,10 +20,10 @@ int main(int argc, char** argv) {
   spool::RegisterAllBackends();
   const int64_t step = std::strtoll(argv[2], nullptr, 10);
 
-  spool::CheckpointOptions options;
+  spool::checkpoint::CheckpointOptions options;
   options.retention.keep_last = 5;
-  auto manager = spool::CheckpointManager::Open(argv[1], options);
-  auto source = spool::CheckpointSource::FromFolder(argv[3]);
+  auto manager = spool::checkpoint::CheckpointManager::Open(argv[1], options);
+  auto source = spool::checkpoint::CheckpointSource::FromFolder(argv[3]);
   if (!manager.ok() || !source.ok()) {
     const spool::Status& error = manager.ok() ? source.status() : manager.status();
     std::fprintf(stderr, "save_checkpoint: %s\n", error.ToString().c_str());
@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
 
   // SaveAsync returns once the files are captured; training could go on here.
   auto started = (*manager)->SaveAsync(step, std::move(*source), {{"saved_by", "save_checkpoint"}});
-  auto committed = started.ok() ? (*manager)->Wait() : spool::Result<spool::CheckpointManifest>(started.status());
+  auto committed =
+      started.ok() ? (*manager)->Wait() : spool::Result<spool::checkpoint::CheckpointManifest>(started.status());
   if (!committed.ok()) {
     std::fprintf(stderr, "save_checkpoint: %s\n", committed.status().ToString().c_str());
     return 1;

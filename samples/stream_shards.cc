@@ -21,13 +21,13 @@ int main(int argc, char** argv) {
   }
   spool::RegisterAllBackends();
 
-  spool::DataLoaderOptions options;
+  spool::loader::DataLoaderOptions options;
   options.inputs = {argv[1]};
   options.batch_size = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 128;
   options.shuffle_buffer = 4096;
   options.epochs = 1;
 
-  auto loader = spool::DataLoader::Open(options);
+  auto loader = spool::loader::DataLoader::Open(options);
   if (!loader.ok()) {
     std::fprintf(stderr, "stream_shards: %s\n", loader.status().ToString().c_str());
     return 1;
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     if (!*batch) break;  // the epoch is done
     ++batches;           // a training step would consume (*batch)->records here
   }
-  const spool::LoaderCounters c = (*loader)->Counters();
+  const spool::loader::LoaderCounters c = (*loader)->Counters();
   std::printf("%llu batches, %llu records, %.1f MB in %.2f s: %.0f records/s, %.1f MB/s, waited %.2f s\n",
               static_cast<unsigned long long>(batches), static_cast<unsigned long long>(c.records), c.bytes / 1e6,
               c.seconds, c.records_per_second, c.bytes_per_second / 1e6, c.wait_seconds);

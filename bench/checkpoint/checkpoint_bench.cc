@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   int files = 20;
   int rounds = 5;
   bool aws = false;
-  int file_concurrency = spool::CheckpointOptions().file_concurrency;
+  int file_concurrency = spool::checkpoint::CheckpointOptions().file_concurrency;
   fs::path work = fs::temp_directory_path() / "spool-checkpoint-bench";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
@@ -92,10 +92,10 @@ int main(int argc, char** argv) {
   MakeFolder(source, size, files);
   if (url.empty()) url = "file://" + (work / "store").string();
 
-  spool::CheckpointOptions options;
+  spool::checkpoint::CheckpointOptions options;
   options.retention.keep_last = 2;  // bounds what the run leaves on the store
   options.file_concurrency = file_concurrency;
-  auto manager = spool::CheckpointManager::Open(url, options);
+  auto manager = spool::checkpoint::CheckpointManager::Open(url, options);
   if (!manager.ok()) return Fail(manager.status());
   // Start from an empty root.
   if (auto pruned = (*manager)->Prune(0); !pruned.ok()) return Fail(pruned.status());
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   std::vector<double> sync_blocked, async_blocked, async_total, restore, aws_up, aws_down;
   int64_t step = 1;
   for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
-    auto source_now = spool::CheckpointSource::FromFolder(source);
+    auto source_now = spool::checkpoint::CheckpointSource::FromFolder(source);
     if (!source_now.ok()) return Fail(source_now.status());
 
     Clock::time_point start = Clock::now();

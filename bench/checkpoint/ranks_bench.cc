@@ -45,14 +45,14 @@ std::string Spread(const std::vector<double>& values) {
 // Every rank's manager saves `step` from its own folder with SaveAsync, all
 // starting together; rank 0's Wait() returns once the step is committed.
 Timing SaveWithRanks(const std::string& url, int ranks, int64_t step, const std::vector<fs::path>& folders) {
-  std::vector<std::unique_ptr<spool::CheckpointManager>> managers;
+  std::vector<std::unique_ptr<spool::checkpoint::CheckpointManager>> managers;
   for (int rank = 0; rank < ranks; ++rank) {
-    spool::CheckpointOptions options;
+    spool::checkpoint::CheckpointOptions options;
     options.rank = rank;
     options.world_size = ranks;
     options.attempt = "bench";
     options.write_latest_hint = false;
-    auto manager = spool::CheckpointManager::Open(url, options);
+    auto manager = spool::checkpoint::CheckpointManager::Open(url, options);
     if (!manager.ok()) return {0, 0, manager.status()};
     managers.push_back(std::move(*manager));
   }
@@ -64,7 +64,7 @@ Timing SaveWithRanks(const std::string& url, int ranks, int64_t step, const std:
   for (int rank = 0; rank < ranks; ++rank) {
     threads.emplace_back([&, rank] {
       const size_t r = static_cast<size_t>(rank);
-      auto source = spool::CheckpointSource::FromFolder(folders[r]);
+      auto source = spool::checkpoint::CheckpointSource::FromFolder(folders[r]);
       if (!source.ok()) {
         outcome[r] = source.status();
         return;
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
               spool::FormatBytes(size).c_str(), ranks,
               spool::FormatBytes(size / static_cast<uint64_t>(ranks)).c_str(), files, url.c_str());
 
-  auto cleaner = spool::CheckpointManager::Open(url);
+  auto cleaner = spool::checkpoint::CheckpointManager::Open(url);
   if (!cleaner.ok()) return Fail(cleaner.status());
   std::vector<double> one_commit, one_blocked, many_commit, many_blocked;
   int64_t step = 1;
@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
                 round, round == 0 ? " (warm-up)" : "", one.committed, one.blocked, ranks, many.committed, many.blocked);
     std::fflush(stdout);
     for (const char* sub : {"/one", "/many"}) {
-      auto manager = spool::CheckpointManager::Open(url + sub);
+      auto manager = spool::checkpoint::CheckpointManager::Open(url + sub);
       if (!manager.ok()) return Fail(manager.status());
       if (auto pruned = (*manager)->Prune(0); !pruned.ok()) return Fail(pruned.status());
     }

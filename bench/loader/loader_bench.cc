@@ -152,7 +152,7 @@ struct PassResult {
 };
 
 PassResult ReadOnce(const Args& args, const std::string& manifest) {
-  spool::DataLoaderOptions options;
+  spool::loader::DataLoaderOptions options;
   options.inputs = {manifest};
   options.seed = 1;
   options.shuffle_buffer = 256;
@@ -162,7 +162,7 @@ PassResult ReadOnce(const Args& args, const std::string& manifest) {
   options.read_ahead = args.read_ahead;
   options.fetch_chunk = 2ull << 20;
   const auto start = std::chrono::steady_clock::now();
-  auto loader = spool::DataLoader::Open(options);
+  auto loader = spool::loader::DataLoader::Open(options);
   Check(loader.status(), "open loader");
   PassResult result;
   while (true) {

@@ -104,7 +104,7 @@ struct Sample {
 };
 
 Sample ResumeOnce(const std::string& manifest, uint64_t partitions, uint64_t records) {
-  spool::DataLoaderOptions options;
+  spool::loader::DataLoaderOptions options;
   options.inputs = {manifest};
   options.seed = 3;
   options.shuffle_buffer = 256;
@@ -116,14 +116,14 @@ Sample ResumeOnce(const std::string& manifest, uint64_t partitions, uint64_t rec
   } else {
     options.batch_size = 64;
   }
-  auto loader = spool::DataLoader::Open(options);
+  auto loader = spool::loader::DataLoader::Open(options);
   Check(loader.status(), "open loader");
   // Paused, the loader reads only what the first batch needs: the bytes
   // counted are the repositioning, not read-ahead. Let the fetches the
   // first pipeline started settle before counting.
   (*loader)->PausePrefetch(true);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  spool::LoaderState state = (*loader)->State();
+  spool::loader::LoaderState state = (*loader)->State();
   const uint64_t batch = partitions > 0 ? 4 : 64;
   state.position = (partitions > 0 ? records / partitions / 2 : records / 2) / batch * batch;
   const uint64_t bytes_before = (*loader)->Counters().object_bytes;

@@ -19,6 +19,15 @@
 #include "spool/core/cancel.h"
 
 namespace spool::cli {
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+using checkpoint::CheckpointMetadata;
+using checkpoint::CheckpointOptions;
+using checkpoint::CheckpointSource;
+using checkpoint::CleanupReport;
+using checkpoint::ExistingFolder;
+using checkpoint::kAllRanks;
+
 namespace {
 
 struct CkptOptions {

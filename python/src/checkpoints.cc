@@ -20,6 +20,16 @@
 namespace py = pybind11;
 
 namespace spool::python {
+using checkpoint::AsyncSaveStart;
+using checkpoint::CheckpointFile;
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+using checkpoint::CheckpointOptions;
+using checkpoint::CheckpointRankPart;
+using checkpoint::CheckpointSource;
+using checkpoint::CheckpointStats;
+using checkpoint::ExistingFolder;
+
 namespace {
 
 py::dict FilesAndMetadata(const std::vector<CheckpointFile>& files, const std::map<std::string, std::string>& metadata) {

@@ -22,6 +22,15 @@
 namespace py = pybind11;
 
 namespace spool::python {
+using loader::BadShardPolicy;
+using loader::Batch;
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+using loader::LoaderCounters;
+using loader::LoaderState;
+using loader::ResolveWorker;
+using loader::WorkerIdentity;
+
 namespace {
 
 BadShardPolicy ParseBadShards(const std::string& text) {

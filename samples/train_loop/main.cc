@@ -119,8 +119,8 @@ Status ReadExample(const tensorflow::Example& example, const Args& args, std::ve
   return spool::OkStatus();
 }
 
-spool::DataLoaderOptions LoaderOptions(const Args& args, const std::string& input, bool training) {
-  spool::DataLoaderOptions options;
+spool::loader::DataLoaderOptions LoaderOptions(const Args& args, const std::string& input, bool training) {
+  spool::loader::DataLoaderOptions options;
   options.inputs = {input};
   options.batch_size = args.batch_size;
   options.seed = args.seed;
@@ -146,19 +146,20 @@ spool::DataLoaderOptions LoaderOptions(const Args& args, const std::string& inpu
 struct Restored {
   SoftmaxModel model;
   Progress progress;
-  std::optional<spool::LoaderState> loader;
+  std::optional<spool::loader::LoaderState> loader;
 };
 
 // The latest complete checkpoint (this rank's part of it), or a fresh model
 // when there is none. A checkpoint of another world size restores in
 // elastic mode only, from the part of rank `rank` mod its world size.
-Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& args, int rank, int world_size) {
+Result<Restored> RestoreOrStart(spool::checkpoint::CheckpointManager& manager, const Args& args, int rank,
+                                int world_size) {
   SPOOL_ASSIGN_OR_RETURN(std::optional<int64_t> latest, manager.Latest());
   if (!latest) {
     std::printf("no checkpoint under %s: starting from step 0\n", args.checkpoints.c_str());
     return Restored{SoftmaxModel(args.inputs, args.classes), Progress{}, std::nullopt};
   }
-  SPOOL_ASSIGN_OR_RETURN(spool::CheckpointManifest saved, manager.ReadManifest(*latest));
+  SPOOL_ASSIGN_OR_RETURN(spool::checkpoint::CheckpointManifest saved, manager.ReadManifest(*latest));
   int source_rank = rank;
   if (saved.world_size != world_size) {
     if (args.partitions == 0) {
@@ -174,7 +175,8 @@ Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& a
                 static_cast<long long>(*latest), saved.world_size, world_size, rank, source_rank);
   }
   const auto folder = args.workdir / ("restored-rank-" + std::to_string(rank));
-  SPOOL_ASSIGN_OR_RETURN(spool::CheckpointManifest manifest, manager.RestoreRank(*latest, source_rank, folder));
+  SPOOL_ASSIGN_OR_RETURN(spool::checkpoint::CheckpointManifest manifest,
+                         manager.RestoreRank(*latest, source_rank, folder));
   std::ifstream in(folder / "model.bin", std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   SPOOL_ASSIGN_OR_RETURN(SoftmaxModel model, SoftmaxModel::Deserialize(bytes));
@@ -182,20 +184,21 @@ Result<Restored> RestoreOrStart(spool::CheckpointManager& manager, const Args& a
   restored.progress.step = manifest.step;
   restored.progress.records = std::stoull(manifest.metadata.at("records"));
   restored.progress.digest = std::stoull(manifest.metadata.at("digest"), nullptr, 16);
-  SPOOL_ASSIGN_OR_RETURN(restored.loader, spool::LoaderState::Decode(manifest.metadata.at("loader")));
+  SPOOL_ASSIGN_OR_RETURN(restored.loader, spool::loader::LoaderState::Decode(manifest.metadata.at("loader")));
   std::printf("restored checkpoint step %lld (rank %d of %d, %zu files, verified) from %s; loader resumes at %s\n",
               static_cast<long long>(manifest.step), rank, manifest.world_size, manifest.files.size(),
               args.checkpoints.c_str(), manifest.metadata.at("loader").c_str());
   return restored;
 }
 
-spool::CheckpointSource Snapshot(const SoftmaxModel& model) {
-  spool::CheckpointSource source;
+spool::checkpoint::CheckpointSource Snapshot(const SoftmaxModel& model) {
+  spool::checkpoint::CheckpointSource source;
   source.AddBuffer("model.bin", model.Serialize());
   return source;
 }
 
-spool::CheckpointMetadata Metadata(const Progress& progress, const spool::DataLoader& loader, double loss) {
+spool::checkpoint::CheckpointMetadata Metadata(const Progress& progress, const spool::loader::DataLoader& loader,
+                                               double loss) {
   char digest[32];
   std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(progress.digest));
   return {{"loader", loader.State().Encode()},
@@ -205,10 +208,10 @@ spool::CheckpointMetadata Metadata(const Progress& progress, const spool::DataLo
 }
 
 Result<double> Evaluate(const SoftmaxModel& model, const Args& args) {
-  SPOOL_ASSIGN_OR_RETURN(auto loader, spool::DataLoader::Open(LoaderOptions(args, args.eval, false)));
+  SPOOL_ASSIGN_OR_RETURN(auto loader, spool::loader::DataLoader::Open(LoaderOptions(args, args.eval, false)));
   uint64_t correct = 0, total = 0;
   while (true) {
-    SPOOL_ASSIGN_OR_RETURN(std::optional<spool::Batch> batch, loader->Next());
+    SPOOL_ASSIGN_OR_RETURN(std::optional<spool::loader::Batch> batch, loader->Next());
     if (!batch) break;
     for (const auto& example : batch->examples) {
       std::vector<float> features;
@@ -241,9 +244,9 @@ double SecondsBetween(std::chrono::steady_clock::time_point from, std::chrono::s
 
 // The step boundary after a preemption notice: save this step ahead of
 // everything else, say whether it made the deadline, and give the exit code.
-int SaveForPreemption(spool::CheckpointManager& manager, spool::DataLoader& loader, const SoftmaxModel& model,
-                      const Progress& progress, double loss, const Args& args) {
-  const spool::PreemptionNotice& notice = spool::PreemptionNotice::Get();
+int SaveForPreemption(spool::checkpoint::CheckpointManager& manager, spool::loader::DataLoader& loader,
+                      const SoftmaxModel& model, const Progress& progress, double loss, const Args& args) {
+  const spool::checkpoint::PreemptionNotice& notice = spool::checkpoint::PreemptionNotice::Get();
   const long long step = static_cast<long long>(progress.step);
   const int rank = loader.worker().rank;
   // The save gets the network, the CPU and the byte budget; the loader's
@@ -251,7 +254,7 @@ int SaveForPreemption(spool::CheckpointManager& manager, spool::DataLoader& load
   loader.PausePrefetch(true);
   const auto deadline = notice.deadline();
   const auto started = std::chrono::steady_clock::now();
-  Result<spool::CheckpointManifest> saved =
+  Result<spool::checkpoint::CheckpointManifest> saved =
       manager.SaveBeforeDeadline(progress.step, Snapshot(model), Metadata(progress, loader, loss), deadline);
   const auto finished = std::chrono::steady_clock::now();
   if (saved.ok() && rank != 0) {
@@ -292,8 +295,8 @@ Result<int> Train(const Args& args) {
   if (args.preemption_grace > 0) {
     // Installed first, so a SIGTERM during the restore is not lost: it is
     // acted on at the first step boundary.
-    spool::PreemptionNotice::Install(std::chrono::seconds(args.preemption_grace),
-                                     std::chrono::seconds(args.preemption_margin));
+    spool::checkpoint::PreemptionNotice::Install(std::chrono::seconds(args.preemption_grace),
+                                                 std::chrono::seconds(args.preemption_margin));
     if (args.preemption_margin >= args.preemption_grace) {
       std::fprintf(stderr,
                    "train_loop: warning: --preemption-margin %d s leaves no time of the %d s grace period to save "
@@ -301,15 +304,16 @@ Result<int> Train(const Args& args) {
                    args.preemption_margin, args.preemption_grace);
     }
   }
-  spool::CheckpointOptions checkpoint_options;
+  spool::checkpoint::CheckpointOptions checkpoint_options;
   checkpoint_options.save.every_n_steps = args.save_every;
   checkpoint_options.retention.keep_last = 3;
   // The loader knows this process's rank from the launcher's environment;
   // every rank saves its own part of each checkpoint.
-  SPOOL_ASSIGN_OR_RETURN(auto loader, spool::DataLoader::Open(LoaderOptions(args, args.data, true)));
+  SPOOL_ASSIGN_OR_RETURN(auto loader, spool::loader::DataLoader::Open(LoaderOptions(args, args.data, true)));
   checkpoint_options.rank = loader->worker().rank;
   checkpoint_options.world_size = loader->worker().world_size;
-  SPOOL_ASSIGN_OR_RETURN(auto manager, spool::CheckpointManager::Open(args.checkpoints, checkpoint_options));
+  SPOOL_ASSIGN_OR_RETURN(auto manager,
+                         spool::checkpoint::CheckpointManager::Open(args.checkpoints, checkpoint_options));
   // SPOOL_METRICS_PORT / SPOOL_METRICS_FILE: the loader's and the checkpoint
   // manager's metrics for Prometheus (docs/metrics.md); off unless set.
   // Made after them, so it closes first: its last file write still sees them.
@@ -330,7 +334,7 @@ Result<int> Train(const Args& args) {
   int64_t loss_steps = 0;
   double last_loss = 0;
   while (progress.step < args.steps) {
-    SPOOL_ASSIGN_OR_RETURN(std::optional<spool::Batch> batch, loader->Next());
+    SPOOL_ASSIGN_OR_RETURN(std::optional<spool::loader::Batch> batch, loader->Next());
     if (!batch) return spool::InternalError("the training loader ended although it runs forever");
     std::vector<float> features;
     std::vector<int> labels;
@@ -357,8 +361,8 @@ Result<int> Train(const Args& args) {
     if (progress.step % args.log_every == 0 || progress.step == args.steps) {
       // From the same counters the metrics endpoint exports: how long the
       // loop waited for input, and how long checkpoints held it.
-      const spool::LoaderCounters counters = loader->Counters();
-      const spool::CheckpointStats checkpoints = manager->Stats();
+      const spool::loader::LoaderCounters counters = loader->Counters();
+      const spool::checkpoint::CheckpointStats checkpoints = manager->Stats();
       std::printf("step %5lld/%lld  epoch %llu  loss %.4f  %8.0f records/s  input wait %4.1f%%  checkpoint blocked "
                   "%.3f s\n",
                   static_cast<long long>(progress.step), static_cast<long long>(args.steps),
@@ -372,14 +376,15 @@ Result<int> Train(const Args& args) {
     }
     // A step boundary: the model and the loader's position agree, so this
     // is the place to act on a preemption notice, before the periodic save.
-    if (spool::PreemptionNotice::Get().requested()) {
+    if (spool::checkpoint::PreemptionNotice::Get().requested()) {
       return SaveForPreemption(*manager, *loader, model, progress, last_loss, args);
     }
     // Every rank saves the same steps: its model and its loader position are
     // its part; rank 0 commits the step once every part is there.
     if (manager->ShouldSave(progress.step) || progress.step == args.steps) {
-      SPOOL_ASSIGN_OR_RETURN(spool::AsyncSaveStart start,
-                             manager->SaveAsync(progress.step, Snapshot(model), Metadata(progress, *loader, last_loss)));
+      SPOOL_ASSIGN_OR_RETURN(
+          spool::checkpoint::AsyncSaveStart start,
+          manager->SaveAsync(progress.step, Snapshot(model), Metadata(progress, *loader, last_loss)));
       SPOOL_RETURN_IF_ERROR(start.previous);
       if (progress.step % args.log_every == 0) {
         std::printf("  checkpoint step %lld saving in the background\n", static_cast<long long>(progress.step));
@@ -400,7 +405,7 @@ Result<int> Train(const Args& args) {
   std::printf("done: %lld steps, %llu records trained on, record digest %s, test accuracy %.4f\n",
               static_cast<long long>(progress.step), static_cast<unsigned long long>(progress.records), digest,
               accuracy);
-  const spool::CheckpointStats checkpoints = manager->Stats();
+  const spool::checkpoint::CheckpointStats checkpoints = manager->Stats();
   std::printf("time the loop waited: %.3f s for input, %.3f s for %llu checkpoint saves (%s uploaded)\n",
               input_wait_seconds, checkpoints.blocked_seconds.sum,
               static_cast<unsigned long long>(checkpoints.saves),

@@ -10,7 +10,7 @@
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 Result<std::vector<int64_t>> CheckpointManager::ListSteps() {
   ListOptions options;
@@ -179,7 +179,7 @@ Status CheckpointManager::CheckFile(int64_t step, const CheckpointFile& file, ui
 }
 
 Status CheckpointManager::Verify(int64_t step) {
-  checkpoint_internal::ScopedTimer timer(stats_->verify);
+  internal::ScopedTimer timer(stats_->verify);
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));
   const uint64_t chunk_size = std::max<uint64_t>(options_.chunk_size, 4096);
   return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
@@ -199,4 +199,4 @@ Status CheckpointManager::Verify(int64_t step) {
   });
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -13,7 +13,7 @@
 #include "spool/checkpoint/stats.h"
 #include "spool/core/log.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 namespace fs = std::filesystem;
 
@@ -36,7 +36,7 @@ Result<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(std::string_v
 CheckpointManager::CheckpointManager(std::shared_ptr<ObjectStore> store, std::string_view root_key,
                                      CheckpointOptions options)
     : store_(std::move(store)),
-      stats_(std::make_unique<checkpoint_internal::StatsBlock>()),
+      stats_(std::make_unique<internal::StatsBlock>()),
       layout_(root_key),
       options_(std::move(options)) {
   attempt_ = options_.attempt.empty() ? LauncherAttempt() : options_.attempt;
@@ -86,7 +86,7 @@ void CheckpointManager::NoteSaveStarted(int64_t step) {
 
 Result<CheckpointManifest> CheckpointManager::Save(int64_t step, const CheckpointSource& source,
                                                    CheckpointMetadata metadata) {
-  checkpoint_internal::ScopedTimer blocked(stats_->blocked);
+  internal::ScopedTimer blocked(stats_->blocked);
   std::lock_guard save_lock(save_mu_);
   NoteSaveStarted(step);
   Result<CheckpointManifest> result = SaveLocked(step, source, std::move(metadata));
@@ -128,7 +128,7 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
                                                     CheckpointMetadata metadata) {
   if (step < 0) return InvalidArgumentError("checkpoint step " + std::to_string(step) + " is negative");
   SPOOL_RETURN_IF_ERROR(source.Validate());
-  checkpoint_internal::ScopedTimer blocked(stats_->blocked);
+  internal::ScopedTimer blocked(stats_->blocked);
 
   // Held until the new save is registered, so two callers cannot both start.
   std::lock_guard lock(async_mu_);
@@ -204,7 +204,7 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
 Result<CheckpointManifest> CheckpointManager::SaveBeforeDeadline(int64_t step, const CheckpointSource& source,
                                                                  CheckpointMetadata metadata,
                                                                  std::chrono::steady_clock::time_point deadline) {
-  checkpoint_internal::ScopedTimer blocked(stats_->blocked);
+  internal::ScopedTimer blocked(stats_->blocked);
   const std::string what = "checkpoint step " + std::to_string(step);
   auto missed = [&](const Status& status) -> Status {
     std::string latest = "none";
@@ -274,4 +274,4 @@ bool CheckpointManager::save_in_flight() const {
   return background_ && background_->wait_for(std::chrono::seconds(0)) != std::future_status::ready;
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -64,7 +64,7 @@
 #include "spool/core/storage/registry.h"
 #include "spool/metrics/registry.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 using CheckpointMetadata = std::map<std::string, std::string>;
 
@@ -174,9 +174,9 @@ struct CheckpointStats {
   HistogramCounts verify_seconds;   // Verify(): every file read back and checked
 };
 
-namespace checkpoint_internal {
+namespace internal {
 struct StatsBlock;
-}  // namespace checkpoint_internal
+}  // namespace internal
 
 // TORCHELASTIC_RUN_ID-TORCHELASTIC_RESTART_COUNT when torchrun set both (the
 // same on every rank of one run, new on each restart), else "".
@@ -369,7 +369,7 @@ class CheckpointManager {
   void RegisterMetrics(bool with_requests);
 
   std::shared_ptr<ObjectStore> store_;
-  std::unique_ptr<checkpoint_internal::StatsBlock> stats_;
+  std::unique_ptr<internal::StatsBlock> stats_;
   CheckpointLayout layout_;
   CheckpointOptions options_;
   bool conditional_create_unsupported_ = false;  // guarded by save_mu_
@@ -396,4 +396,4 @@ class CheckpointManager {
   metrics::MetricsRegistry::Registration metrics_;
 };
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
-namespace spool {
+namespace spool::checkpoint {
 
 CheckpointLayout::CheckpointLayout(std::string_view root) : root_(root) {
   while (!root_.empty() && root_.back() == '/') root_.pop_back();
@@ -85,4 +85,4 @@ std::optional<int64_t> CheckpointLayout::ParseStepPrefix(std::string_view prefix
   return step;
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

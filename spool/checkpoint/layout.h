@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-namespace spool {
+namespace spool::checkpoint {
 
 class CheckpointLayout {
  public:
@@ -64,4 +64,4 @@ class CheckpointLayout {
   std::string root_;
 };
 
-}  // namespace spool
+}  // namespace spool::checkpoint

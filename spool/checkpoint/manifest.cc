@@ -8,7 +8,7 @@
 #include "spool/checkpoint/checkpoint_manifest.pb.h"
 #include "spool/core/crc32c.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 uint64_t TotalBytes(const std::vector<CheckpointFile>& files) {
@@ -246,4 +246,4 @@ Status ValidateCheckpointFiles(const std::vector<CheckpointFile>& files) {
   return OkStatus();
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -21,7 +21,7 @@
 
 #include "spool/core/status.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 // What a single writer writes (world_size 1): files directly in the step folder.
 inline constexpr uint32_t kManifestFormatVersion = 1;
@@ -109,4 +109,4 @@ Status ValidateCheckpointPath(std::string_view path);
 // file that is also a folder of another ("a" and "a/b").
 Status ValidateCheckpointFiles(const std::vector<CheckpointFile>& files);
 
-}  // namespace spool
+}  // namespace spool::checkpoint

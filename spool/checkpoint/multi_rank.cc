@@ -13,7 +13,7 @@
 #include "spool/core/parallel_for.h"
 #include "spool/core/retry.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 namespace {
 
@@ -132,7 +132,7 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
     // cannot overwrite what this part lists.
     const std::string save_folder = CheckpointLayout::SaveFolder(SaveIdOf(step, source));
     Status uploaded = [&] {
-      checkpoint_internal::ScopedTimer timer(stats_->upload);
+      internal::ScopedTimer timer(stats_->upload);
       return ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
         const std::string stored_path = save_folder + entries[i].path;
         SPOOL_ASSIGN_OR_RETURN(part.part.files[i],
@@ -173,7 +173,7 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
     return manifest;
   }
 
-  checkpoint_internal::ScopedTimer commit_timer(stats_->commit);
+  internal::ScopedTimer commit_timer(stats_->commit);
   Result<std::vector<CheckpointRankPart>> parts = WaitForParts(step);
   Status gathered = parts.ok() ? CheckPartFiles(step, *parts) : parts.status();
   if (gathered.ok()) gathered = CancelToken::Current().Check("committing checkpoint step " + std::to_string(step));
@@ -305,4 +305,4 @@ Status CheckpointManager::CheckPartFiles(int64_t step, const std::vector<Checkpo
   return OkStatus();
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace spool {
+namespace spool::checkpoint {
 
 bool ShouldSaveStep(const SavePolicy& policy, int64_t step, std::optional<int64_t> last_saved_step,
                     std::chrono::steady_clock::time_point last_save_time, std::chrono::steady_clock::time_point now) {
@@ -42,4 +42,4 @@ std::vector<int64_t> StepsToDelete(const RetentionPolicy& policy, std::vector<Re
   return doomed;
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-namespace spool {
+namespace spool::checkpoint {
 
 // Save every N steps and/or every T seconds; either rule alone suffices. Both
 // zero: ShouldSave is always false (the caller decides).
@@ -47,4 +47,4 @@ struct RetentionCandidate {
 // The steps to delete, given every committed checkpoint (any order).
 std::vector<int64_t> StepsToDelete(const RetentionPolicy& policy, std::vector<RetentionCandidate> committed);
 
-}  // namespace spool
+}  // namespace spool::checkpoint

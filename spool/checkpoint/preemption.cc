@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 // Plain atomics: the signal handler reads and writes them, so no locks and
@@ -78,4 +78,4 @@ void PreemptionNotice::Clear() {
   arrival_claim.store(0);
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -7,7 +7,7 @@
 // with CheckpointManager::SaveBeforeDeadline(step, ..., notice.deadline())
 // and exits, and the restarted job resumes from that step.
 //
-//   auto& notice = spool::PreemptionNotice::Install(std::chrono::seconds(30));
+//   auto& notice = spool::checkpoint::PreemptionNotice::Install(std::chrono::seconds(30));
 //   while (training) {
 //     TrainStep();
 //     if (notice.requested()) {
@@ -31,7 +31,7 @@
 
 #include "spool/core/status.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 class PreemptionNotice {
  public:
@@ -65,4 +65,4 @@ class PreemptionNotice {
   PreemptionNotice() = default;
 };
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -20,7 +20,7 @@
 #include "spool/core/log.h"
 #include "spool/core/storage/transfer.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 namespace fs = std::filesystem;
 
@@ -215,7 +215,7 @@ Result<CheckpointManifest> CheckpointManager::RestoreInto(CheckpointManifest man
   uint64_t bytes = 0;
   for (const CheckpointFile& file : manifest.files) bytes += file.size;
   Result<CheckpointManifest> restored = [&] {
-    checkpoint_internal::ScopedTimer timer(stats_->restore);
+    internal::ScopedTimer timer(stats_->restore);
     return RestoreUncounted(std::move(manifest), folder, key_folder, existing);
   }();
   if (restored.ok()) {
@@ -305,4 +305,4 @@ Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const 
   });
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -17,7 +17,7 @@
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 namespace fs = std::filesystem;
 
@@ -37,7 +37,7 @@ Result<CheckpointManifest> CheckpointManager::SaveLocked(int64_t step, const Che
                                                          CheckpointMetadata metadata, int file_concurrency,
                                                          bool retention) {
   Result<CheckpointManifest> saved = [&] {
-    checkpoint_internal::ScopedTimer timer(stats_->save);
+    internal::ScopedTimer timer(stats_->save);
     return SaveUncounted(step, source, std::move(metadata), file_concurrency, retention);
   }();
   if (saved.ok()) {
@@ -74,7 +74,7 @@ Result<CheckpointManifest> CheckpointManager::SaveUncounted(int64_t step, const 
   for (const auto& entry : entries) keys.push_back(layout_.FileKey(step, save_folder + entry.path));
   std::vector<CheckpointFile> files(entries.size());
   Status uploaded = [&] {
-    checkpoint_internal::ScopedTimer timer(stats_->upload);
+    internal::ScopedTimer timer(stats_->upload);
     return ParallelFor(executor(), entries.size(), file_concurrency, [&](size_t i) -> Status {
       SPOOL_ASSIGN_OR_RETURN(files[i], UploadEntry(step, save_folder, entries[i]));
       return OkStatus();
@@ -90,7 +90,7 @@ Result<CheckpointManifest> CheckpointManager::SaveUncounted(int64_t step, const 
     return uploaded.WithContext("saving " + where + " failed, nothing was committed");
   }
 
-  checkpoint_internal::ScopedTimer commit_timer(stats_->commit);
+  internal::ScopedTimer commit_timer(stats_->commit);
   CheckpointManifest manifest;
   manifest.step = step;
   manifest.wall_time = WallNow();
@@ -308,4 +308,4 @@ void CheckpointManager::ApplyRetention() {
   }
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -12,7 +12,7 @@
 #include "spool/checkpoint/manifest.h"
 #include "spool/core/storage/local_files.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 namespace fs = std::filesystem;
 
@@ -183,4 +183,4 @@ Status CheckpointSource::Capture(const fs::path& staging, bool always_copy) {
   return OkStatus();
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -13,7 +13,7 @@
 
 #include "spool/core/status.h"
 
-namespace spool {
+namespace spool::checkpoint {
 
 class CheckpointSource {
  public:
@@ -77,4 +77,4 @@ class CheckpointSource {
   std::filesystem::path folder_;
 };
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -2,8 +2,8 @@
 
 #include "spool/metrics/metrics_writer.h"
 
-namespace spool {
-namespace checkpoint_internal {
+namespace spool::checkpoint {
+namespace internal {
 
 CheckpointStats StatsBlock::Snapshot() const {
   CheckpointStats out;
@@ -24,7 +24,7 @@ CheckpointStats StatsBlock::Snapshot() const {
   return out;
 }
 
-}  // namespace checkpoint_internal
+}  // namespace internal
 
 CheckpointStats CheckpointManager::Stats() const { return stats_->Snapshot(); }
 
@@ -66,4 +66,4 @@ void CheckpointManager::RegisterMetrics(bool with_requests) {
   });
 }
 
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -10,7 +10,7 @@
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/core/request_counters.h"
 
-namespace spool::checkpoint_internal {
+namespace spool::checkpoint::internal {
 
 struct StatsBlock {
   std::atomic<uint64_t> saves{0}, save_failures{0}, uploaded_files{0}, uploaded_bytes{0};
@@ -35,4 +35,4 @@ class ScopedTimer {
   std::chrono::steady_clock::time_point started_;
 };
 
-}  // namespace spool::checkpoint_internal
+}  // namespace spool::checkpoint::internal

@@ -33,8 +33,8 @@
 #include "spool/core/cancel.h"
 #include "spool/core/executor.h"
 #include "spool/core/status.h"
+#include "spool/core/stealable_task.h"
 #include "spool/core/storage/object_store.h"
-#include "spool/records/stealable_task.h"
 
 namespace spool::records {
 

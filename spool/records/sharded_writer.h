@@ -34,12 +34,12 @@
 
 #include "spool/core/executor.h"
 #include "spool/core/status.h"
+#include "spool/core/stealable_task.h"
 #include "spool/core/storage/object_store.h"
 #include "spool/records/compression.h"
 #include "spool/records/example.h"
 #include "spool/records/manifest.h"
 #include "spool/records/record_writer.h"
-#include "spool/records/stealable_task.h"
 
 namespace spool::records {
 

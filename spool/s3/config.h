@@ -85,7 +85,7 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
 // S3 allows 10,000 parts of at most 5 GiB. The default part is 8 MiB (the
 // AWS CLI's), raised to whole MiB so that `expected_size` fits in 10,000
 // parts; with no expected size, 8 MiB (the writer grows parts as it goes,
-// see multipart_writer.h, so 5 TiB still fits).
+// PartSizeFor in s3_writer.h, so 5 TiB still fits).
 uint64_t DefaultPartSize(uint64_t expected_size);
 inline constexpr uint64_t kMinPartSize = 5ull << 20;
 inline constexpr uint64_t kDefaultPartSize = 8ull << 20;

@@ -10,22 +10,10 @@
 
 namespace spool::testing {
 
-namespace fs = std::filesystem;
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
 
-std::string DeterministicBytes(uint64_t seed, uint64_t size) {
-  std::string bytes(size, '\0');
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (uint64_t i = 0; i < size; i += 8) {
-    // splitmix64
-    state += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    for (uint64_t b = 0; b < 8 && i + b < size; ++b) bytes[i + b] = static_cast<char>(z >> (8 * b));
-  }
-  return bytes;
-}
+namespace fs = std::filesystem;
 
 std::map<std::string, std::string> CrashStepFiles(int64_t step) {
   std::map<std::string, std::string> files;
@@ -91,6 +79,18 @@ class FailingWriter : public WritableObject {
 }  // namespace
 
 Result<std::unique_ptr<WritableObject>> FaultyStore::OpenWrite(std::string_view key, const WriteOptions& options) {
+  return Faulty(key, options, [&] { return inner().OpenWrite(key, options); });
+}
+
+Result<std::unique_ptr<WritableObject>> FaultyStore::OpenResumableUpload(std::string_view key,
+                                                                         const WriteOptions& options,
+                                                                         const ResumeOptions& resume) {
+  return Faulty(key, options, [&] { return inner().OpenResumableUpload(key, options, resume); });
+}
+
+Result<std::unique_ptr<WritableObject>> FaultyStore::Faulty(
+    std::string_view key, const WriteOptions& options,
+    const std::function<Result<std::unique_ptr<WritableObject>>()>& open) {
   std::string fail_text;
   {
     std::unique_lock lock(mu_);
@@ -101,7 +101,7 @@ Result<std::unique_ptr<WritableObject>> FaultyStore::OpenWrite(std::string_view 
   if (options.if_not_exists && no_conditional_create_) {
     return UnimplementedError(Describe(key) + ": create-only writes are not supported by this store");
   }
-  SPOOL_ASSIGN_OR_RETURN(auto writer, inner_->OpenWrite(key, options));
+  SPOOL_ASSIGN_OR_RETURN(auto writer, open());
   if (!fail_text.empty() && key.find(fail_text) != std::string_view::npos) {
     return std::unique_ptr<WritableObject>(new FailingWriter(std::move(writer), Describe(key)));
   }

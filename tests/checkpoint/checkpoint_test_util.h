@@ -1,13 +1,14 @@
-// Helpers shared by the checkpoint tests and the crash-test saver:
-// deterministic content, folders of files and a store wrapper that injects
-// failures and pauses. Temporary folders and reading a folder back are in
-// tests/support.
+// Helpers shared by the checkpoint tests and the crash-test saver: folders
+// of files and a store wrapper that injects failures and pauses. Temporary
+// folders, deterministic bytes, reading a folder back and the forwarding
+// store are in tests/support.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,11 +18,12 @@
 
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/core/storage/object_store.h"
+#include "tests/support/bytes.h"
+#include "tests/support/forwarding_store.h"
 
 namespace spool::testing {
 
-// `size` pseudo-random bytes, the same for the same seed.
-std::string DeterministicBytes(uint64_t seed, uint64_t size);
+using test_support::DeterministicBytes;
 
 // The files (relative path -> bytes) that step `step` of the crash test
 // saves: a few files of step-dependent sizes, one of them empty.
@@ -52,16 +54,17 @@ std::string StoreKindName(StoreKind kind);
 
 // The steps `manager` lists as committed, oldest first (a failed List is a
 // test failure).
-std::vector<int64_t> CommittedSteps(CheckpointManager& manager);
+std::vector<int64_t> CommittedSteps(checkpoint::CheckpointManager& manager);
 
-// Forwards to another store, with faults on demand:
+// Forwards to another store, with faults on demand, in every call that opens
+// a writer (OpenWrite and OpenResumableUpload):
 // - fail_writes_containing: Close of a key containing it fails (Unavailable);
-// - no_conditional_create: OpenWrite with if_not_exists is Unimplemented
+// - no_conditional_create: a write with if_not_exists is Unimplemented
 //   (as on Ceph RGW 16);
-// - Pause()/Resume(): OpenWrite blocks while paused.
-class FaultyStore : public ObjectStore {
+// - Pause()/Resume(): opening a writer blocks while paused.
+class FaultyStore : public test_support::ForwardingStore {
  public:
-  explicit FaultyStore(std::shared_ptr<ObjectStore> inner) : inner_(std::move(inner)) {}
+  using ForwardingStore::ForwardingStore;
 
   void FailWritesContaining(std::string text);
   void SetNoConditionalCreate(bool value) { no_conditional_create_ = value; }
@@ -69,15 +72,15 @@ class FaultyStore : public ObjectStore {
   void Resume();
   int writes_opened() const { return writes_opened_; }
 
-  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
-  Result<ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
-  Result<ListPage> List(const ListOptions& options) override { return inner_->List(options); }
-  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override { return inner_->OpenRead(key); }
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override;
-  Status Delete(std::string_view key) override { return inner_->Delete(key); }
+  Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key, const WriteOptions& options,
+                                                              const ResumeOptions& resume) override;
 
  private:
-  std::shared_ptr<ObjectStore> inner_;
+  // The faults around opening a writer with `open`.
+  Result<std::unique_ptr<WritableObject>> Faulty(std::string_view key, const WriteOptions& options,
+                                                 const std::function<Result<std::unique_ptr<WritableObject>>()>& open);
+
   std::mutex mu_;
   std::condition_variable cv_;
   bool paused_ = false;

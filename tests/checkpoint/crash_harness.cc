@@ -19,6 +19,10 @@ extern char** environ;
 
 namespace spool::testing {
 
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+using checkpoint::CleanupReport;
+
 namespace {
 
 // Starts the saver with its stdout on a pipe; returns its pid and the pipe.

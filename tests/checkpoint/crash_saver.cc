@@ -25,9 +25,9 @@ int main(int argc, char** argv) {
 #if SPOOL_CRASH_SAVER_ALL_BACKENDS
   spool::RegisterAllBackends();
 #endif
-  spool::CheckpointOptions options;
+  spool::checkpoint::CheckpointOptions options;
   options.retention.keep_last = 3;
-  auto manager = spool::CheckpointManager::Open(argv[1], options);
+  auto manager = spool::checkpoint::CheckpointManager::Open(argv[1], options);
   if (!manager.ok()) {
     std::fprintf(stderr, "%s\n", manager.status().ToString().c_str());
     return 1;
@@ -37,14 +37,14 @@ int main(int argc, char** argv) {
   const std::filesystem::path folder = std::filesystem::path(argv[2]) / "model";
   for (int64_t step = std::atoll(argv[3]);; ++step) {
     auto files = spool::testing::CrashStepFiles(step);
-    spool::Result<spool::CheckpointManifest> saved = spool::InternalError("not saved");
+    spool::Result<spool::checkpoint::CheckpointManifest> saved = spool::InternalError("not saved");
     if (step % 2 == 0) {
-      spool::CheckpointSource source;
+      spool::checkpoint::CheckpointSource source;
       for (auto& [path, bytes] : files) source.AddBuffer(path, std::move(bytes));
       saved = (*manager)->Save(step, source, {{"step", std::to_string(step)}});
     } else {
       spool::testing::WriteFolder(folder, files);
-      auto source = spool::CheckpointSource::FromFolder(folder);
+      auto source = spool::checkpoint::CheckpointSource::FromFolder(folder);
       if (!source.ok()) return 1;
       auto started = (*manager)->SaveAsync(step, std::move(*source), {{"step", std::to_string(step)}});
       if (!started.ok()) {

@@ -7,7 +7,7 @@
 #include "tests/checkpoint/crash_harness.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 TEST(CheckpointCrashTest, LatestIsAlwaysACommittedStepOnLocalFiles) {
@@ -23,4 +23,4 @@ TEST(CheckpointCrashTest, LatestIsAlwaysACommittedStepOnLocalFiles) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

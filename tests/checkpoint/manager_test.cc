@@ -16,7 +16,7 @@
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
@@ -597,4 +597,4 @@ INSTANTIATE_TEST_SUITE_P(Stores, ManagerTest, ::testing::Values(StoreKind::kMemo
                          [](const auto& info) { return StoreKindName(info.param); });
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

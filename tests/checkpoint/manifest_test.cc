@@ -4,7 +4,7 @@
 
 #include "spool/checkpoint/layout.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 CheckpointManifest Sample() {
@@ -100,4 +100,4 @@ TEST(LayoutTest, NamesAndParsesStepFolders) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -11,7 +11,7 @@
 #include "tests/support/servers.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 class MultiRankS3Test : public ::testing::Test {
@@ -55,4 +55,4 @@ TEST_F(MultiRankS3Test, StalePartOfAnEarlierAttemptIsNotCommitted) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

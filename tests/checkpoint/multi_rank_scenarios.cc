@@ -10,6 +10,15 @@
 
 namespace spool::testing {
 
+using checkpoint::CheckpointLayout;
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+using checkpoint::CheckpointMetadata;
+using checkpoint::CheckpointOptions;
+using checkpoint::CheckpointSource;
+using checkpoint::kAllRanks;
+using checkpoint::kMultiRankManifestFormatVersion;
+
 namespace fs = std::filesystem;
 using test_support::ReadTree;
 

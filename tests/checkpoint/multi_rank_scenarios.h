@@ -17,8 +17,8 @@
 namespace spool::testing {
 
 // The options of rank `rank` of `world` for attempt `attempt`.
-CheckpointOptions RankOptions(int rank, int world, std::string attempt = "run-1",
-                              std::chrono::seconds part_timeout = std::chrono::seconds(120));
+checkpoint::CheckpointOptions RankOptions(int rank, int world, std::string attempt = "run-1",
+                                          std::chrono::seconds part_timeout = std::chrono::seconds(120));
 
 // What rank `rank` saves at `step`: files of step- and rank-dependent sizes,
 // one of them empty, one in a subfolder.

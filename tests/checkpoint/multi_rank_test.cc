@@ -13,7 +13,7 @@
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
@@ -164,4 +164,4 @@ INSTANTIATE_TEST_SUITE_P(Stores, MultiRankTest, ::testing::Values(StoreKind::kMe
                          [](const auto& info) { return StoreKindName(info.param); });
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

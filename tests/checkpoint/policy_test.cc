@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 using std::chrono::hours;
@@ -77,4 +77,4 @@ TEST(RetentionTest, DecisionsDoNotChangeAsCheckpointsArrive) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

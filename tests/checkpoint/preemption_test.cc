@@ -19,9 +19,10 @@
 #include "spool/core/storage/local_store.h"
 #include "spool/core/storage/memory_store.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 using namespace std::chrono_literals;
@@ -33,13 +34,15 @@ using testing::StoreKindName;
 using testing::TestRoot;
 using test_support::TempDir;
 
-// Forwards to another store, but holds OpenWrite of keys containing `gated`
-// until Release() or until the caller's work is cancelled, as a request to a
-// slow server would be: an upload that stays in flight for as long as the
-// test needs, and that a cancel ends the way the HTTP transport ends one.
-class GateStore : public ObjectStore {
+// Forwards to another store, but holds the opening of a writer for keys
+// containing `gated` until Release() or until the caller's work is
+// cancelled, as a request to a slow server would be: an upload that stays in
+// flight for as long as the test needs, and that a cancel ends the way the
+// HTTP transport ends one.
+class GateStore : public test_support::ForwardingStore {
  public:
-  GateStore(std::shared_ptr<ObjectStore> inner, std::string gated) : inner_(std::move(inner)), gated_(std::move(gated)) {}
+  GateStore(std::shared_ptr<ObjectStore> inner, std::string gated)
+      : ForwardingStore(std::move(inner)), gated_(std::move(gated)) {}
 
   void Release() {
     std::lock_guard lock(mu_);
@@ -53,31 +56,32 @@ class GateStore : public ObjectStore {
   }
   int cancelled_writes() const { return cancelled_writes_; }
 
-  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
-  Result<ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
-  Result<ListPage> List(const ListOptions& options) override { return inner_->List(options); }
-  Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override { return inner_->OpenRead(key); }
-  Status Delete(std::string_view key) override { return inner_->Delete(key); }
-
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override {
-    if (key.find(gated_) != std::string_view::npos) {
-      const CancelToken token = CancelToken::Current();
-      std::unique_lock lock(mu_);
-      ++holding_;
-      cv_.notify_all();
-      const auto give_up = Clock::now() + 30s;  // a broken test fails instead of hanging
-      while (!released_ && !token.cancelled() && Clock::now() < give_up) cv_.wait_for(lock, 5ms);
-      --holding_;
-      if (!released_) {
-        ++cancelled_writes_;
-        return token.Check("writing " + Describe(key));
-      }
-    }
-    return inner_->OpenWrite(key, options);
+    SPOOL_RETURN_IF_ERROR(Gate(key));
+    return inner().OpenWrite(key, options);
+  }
+  Result<std::unique_ptr<WritableObject>> OpenResumableUpload(std::string_view key, const WriteOptions& options,
+                                                              const ResumeOptions& resume) override {
+    SPOOL_RETURN_IF_ERROR(Gate(key));
+    return inner().OpenResumableUpload(key, options, resume);
   }
 
  private:
-  std::shared_ptr<ObjectStore> inner_;
+  Status Gate(std::string_view key) {
+    if (key.find(gated_) == std::string_view::npos) return OkStatus();
+    const CancelToken token = CancelToken::Current();
+    std::unique_lock lock(mu_);
+    ++holding_;
+    cv_.notify_all();
+    const auto give_up = Clock::now() + 30s;  // a broken test fails instead of hanging
+    while (!released_ && !token.cancelled() && Clock::now() < give_up) cv_.wait_for(lock, 5ms);
+    --holding_;
+    if (released_) return OkStatus();
+    ++cancelled_writes_;
+    Status cancelled = token.Check("writing " + Describe(key));
+    return cancelled.ok() ? DeadlineExceededError("the gate on " + Describe(key) + " was never released") : cancelled;
+  }
+
   const std::string gated_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -273,4 +277,4 @@ TEST_F(PreemptionNoticeTest, SigtermSetsItAndASecondOneKeepsTheFirstArrival) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

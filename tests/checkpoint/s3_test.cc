@@ -15,7 +15,7 @@
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
@@ -182,4 +182,4 @@ TEST_F(CheckpointS3Test, LatestIsAlwaysACommittedStepWhenTheSaverIsKilled) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

@@ -12,7 +12,7 @@
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 
-namespace spool {
+namespace spool::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
@@ -106,4 +106,4 @@ TEST_F(SourceTest, AMissingFolderIsNotFoundAndAFileIsNotAFolder) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::checkpoint

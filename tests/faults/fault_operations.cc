@@ -12,6 +12,12 @@
 #include "tests/support/files.h"
 
 namespace spool::testing {
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointSource;
+using checkpoint::ExistingFolder;
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+
 namespace {
 
 constexpr size_t kMiB = 1 << 20;

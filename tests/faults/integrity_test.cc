@@ -15,6 +15,7 @@
 #include "spool/register_backends.h"
 #include "tests/faults/fault_proxy.h"
 #include "tests/faults/server_under_test.h"
+#include "tests/support/bytes.h"
 #include "tests/support/env.h"
 #include "tests/support/files.h"
 #include "tests/support/servers.h"
@@ -24,23 +25,11 @@ namespace spool::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::DeterministicBytes;
 using test_support::GetEnv;
 
 constexpr size_t kMiB = 1 << 20;
 constexpr const char* kGcsBucket = "spool-integrity";
-
-// Bytes that differ everywhere, so a flipped byte cannot go unnoticed by luck.
-std::string Pattern(size_t size, uint32_t seed) {
-  std::string bytes(size, '\0');
-  uint32_t x = seed * 2654435761u + 1;
-  for (char& c : bytes) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return bytes;
-}
 
 struct Backend {
   std::string name;      // "s3" or "gs"
@@ -105,7 +94,7 @@ class Integrity : public ::testing::TestWithParam<std::string> {
 
 TEST_P(Integrity, UploadsCarryAWholeObjectCrc32c) {
   for (size_t size : {1 * kMiB, 12 * kMiB}) {  // one request; parts or chunks
-    const std::string bytes = Pattern(size, static_cast<uint32_t>(size));
+    const std::string bytes = DeterministicBytes(static_cast<uint32_t>(size), size);
     const std::string key = Upload("stat-" + std::to_string(size), bytes);
     auto info = direct_.store->Stat(key);
     ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -116,7 +105,7 @@ TEST_P(Integrity, UploadsCarryAWholeObjectCrc32c) {
 
 TEST_P(Integrity, AFlippedByteOnTheWireFailsTheDownloadAndLeavesNothing) {
   for (size_t size : {1 * kMiB, 12 * kMiB}) {
-    const std::string bytes = Pattern(size, 7 + static_cast<uint32_t>(size));
+    const std::string bytes = DeterministicBytes(7 + static_cast<uint32_t>(size), size);
     const std::string name = "flip-" + std::to_string(size);
     const std::string key = Upload(name, bytes);
     const fs::path destination = scratch_.path() / ("downloaded-" + name);
@@ -144,7 +133,7 @@ TEST_P(Integrity, AFlippedByteOnTheWireFailsTheDownloadAndLeavesNothing) {
 }
 
 TEST_P(Integrity, AWholeReadOfAFlippedSmallObjectIsDataLoss) {
-  const std::string bytes = Pattern(256 * 1024, 99);
+  const std::string bytes = DeterministicBytes(99, 256 * 1024);
   const std::string key = Upload("whole", bytes);
   proxy_->Arm(FlipRule());
   auto read = ReadAll(*through_proxy_.store, key);

@@ -8,14 +8,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view json(reinterpret_cast<const char*>(data), size);
-  auto manifest = spool::DecodeManifest(json, "mem://fuzz/step-000000000001/MANIFEST.json");
+  auto manifest = spool::checkpoint::DecodeManifest(json, "mem://fuzz/step-000000000001/MANIFEST.json");
   if (!manifest.ok()) return 0;
   for (const auto& file : manifest->files) {
-    if (!spool::ValidateCheckpointPath(file.path).ok()) __builtin_trap();  // an unsafe path got through
+    if (!spool::checkpoint::ValidateCheckpointPath(file.path).ok()) __builtin_trap();  // an unsafe path got through
   }
-  auto encoded = spool::EncodeManifest(*manifest);
+  auto encoded = spool::checkpoint::EncodeManifest(*manifest);
   if (!encoded.ok()) return 0;
-  auto again = spool::DecodeManifest(*encoded, "re-encoded");
+  auto again = spool::checkpoint::DecodeManifest(*encoded, "re-encoded");
   if (!again.ok() || again->files != manifest->files || again->step != manifest->step) __builtin_trap();
   return 0;
 }

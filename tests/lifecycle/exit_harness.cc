@@ -53,6 +53,14 @@
 #include "tests/lifecycle/test_root.h"
 
 namespace spool::lifecycle {
+using checkpoint::AsyncSaveStart;
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+using checkpoint::CheckpointSource;
+using loader::Batch;
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
@@ -106,7 +114,7 @@ Status TakeBatches(DataLoader& loader, int count) {
 Result<std::unique_ptr<CheckpointManager>> StartSave(const std::string& ckpt_url, int64_t step) {
   SPOOL_ASSIGN_OR_RETURN(auto manager, CheckpointManager::Open(ckpt_url));
   CheckpointSource source;
-  for (int i = 0; i < 3; ++i) source.AddBuffer("model/part-" + std::to_string(i), Filler(12 * kMiB, i));
+  for (int i = 0; i < 3; ++i) source.AddBuffer("model/part-" + std::to_string(i), DeterministicBytes(i, 12 * kMiB));
   SPOOL_ASSIGN_OR_RETURN(AsyncSaveStart start, manager->SaveAsync(step, std::move(source)));
   if (!start.started) return InternalError("SaveAsync did not start");
   return manager;
@@ -131,7 +139,7 @@ Status DestroyInTime(std::unique_ptr<T>& object, std::string_view what) {
 Status DestroyWriter(TestRoot& root, const std::string& scratch) {
   const std::string key = root.Key(scratch + "/writer/object.bin");
   SPOOL_ASSIGN_OR_RETURN(auto writer, root.store().OpenWrite(key));
-  const std::string chunk = Filler(kMiB, 7);
+  const std::string chunk = DeterministicBytes(7, kMiB);
   for (int i = 0; i < 32; ++i) SPOOL_RETURN_IF_ERROR(writer->Append(chunk));
   SPOOL_RETURN_IF_ERROR(DestroyInTime(writer, "writer"));
   return root.ExpectNothingAt(key);

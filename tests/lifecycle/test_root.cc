@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -32,18 +31,6 @@ s3::S3Store* AsS3(ObjectStore& store) { return dynamic_cast<s3::S3Store*>(&store
 #endif
 
 }  // namespace
-
-std::string Filler(size_t size, uint64_t seed) {
-  std::string bytes(size, '\0');
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (size_t i = 0; i + 8 <= size; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(&bytes[i], &x, 8);
-  }
-  return bytes;
-}
 
 Result<TestRoot> TestRoot::Open(std::string_view url) {
   std::string trimmed(url);
@@ -77,7 +64,7 @@ Status TestRoot::WriteDataset() {
   records::ShardedWriterOptions options;
   options.num_shards = kShards;
   SPOOL_ASSIGN_OR_RETURN(auto writer, records::ShardedWriter::Open(store(), Key("dataset/train"), options));
-  for (uint64_t i = 0; i < kRecords; ++i) SPOOL_RETURN_IF_ERROR(writer->Write(Filler(kRecordBytes, i)));
+  for (uint64_t i = 0; i < kRecords; ++i) SPOOL_RETURN_IF_ERROR(writer->Write(DeterministicBytes(i, kRecordBytes)));
   return writer->Close().status();
 }
 

@@ -14,6 +14,7 @@
 
 #include "spool/core/status.h"
 #include "spool/core/storage/registry.h"
+#include "tests/support/bytes.h"
 
 namespace spool::lifecycle {
 
@@ -58,8 +59,7 @@ class TestRoot {
   std::string url_;  // without a trailing '/'
 };
 
-// Deterministic filler: `size` bytes that differ with `seed` (cheap to make;
-// the content does not matter, only that it is not all one byte).
-std::string Filler(size_t size, uint64_t seed);
+// Test content (tests/support/bytes.h).
+using test_support::DeterministicBytes;
 
 }  // namespace spool::lifecycle

@@ -10,17 +10,24 @@
 #include <string>
 #include <thread>
 
+#include "spool/core/cancel.h"
 #include "spool/core/retry.h"
 #include "spool/core/storage/local_store.h"
 #include "spool/core/storage/memory_store.h"
 #include "spool/core/storage/registry.h"
-#include "spool/core/cancel.h"
 #include "spool/records/loader/data_loader.h"
 #include "tests/loader/loader_suite.h"
 #include "tests/loader/test_dataset.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace spool::testing {
+using loader::BadShardPolicy;
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+using loader::LoaderCounters;
+using loader::LoaderState;
+
 namespace {
 
 // One folder for the whole run, removed at exit.
@@ -44,25 +51,23 @@ INSTANTIATE_TEST_SUITE_P(
     StoreName);
 
 // A store whose reads wait until released: a network that has stalled.
-class StallingStore : public ObjectStore {
+// Readers opened either way (OpenRead, OpenListed) stall.
+class StallingStore : public test_support::ForwardingStore {
  public:
-  explicit StallingStore(std::shared_ptr<ObjectStore> inner) : inner_(std::move(inner)) {}
+  using ForwardingStore::ForwardingStore;
   void Release() {
     std::lock_guard lock(mu_);
     released_ = true;
     cv_.notify_all();
   }
-  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
-  Result<ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
-  Result<ListPage> List(const ListOptions& options) override { return inner_->List(options); }
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
-    SPOOL_ASSIGN_OR_RETURN(auto object, inner_->OpenRead(key));
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner().OpenRead(key));
     return std::unique_ptr<ReadableObject>(new Stalling(this, std::move(object)));
   }
-  Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options) override {
-    return inner_->OpenWrite(key, options);
+  Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override {
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner().OpenListed(listed));
+    return std::unique_ptr<ReadableObject>(new Stalling(this, std::move(object)));
   }
-  Status Delete(std::string_view key) override { return inner_->Delete(key); }
 
  private:
   class Stalling : public ReadableObject {
@@ -87,30 +92,26 @@ class StallingStore : public ObjectStore {
     std::unique_ptr<ReadableObject> inner_;
   };
 
-  std::shared_ptr<ObjectStore> inner_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool released_ = false;
 };
 
 // A store where one object's reads fail for good after its first bytes: a
-// shard that stays unreadable after the store's own retries.
-class UnreadableShardStore : public ObjectStore {
+// shard that stays unreadable after the store's own retries, however it is
+// opened (OpenRead, OpenListed).
+class UnreadableShardStore : public test_support::ForwardingStore {
  public:
   UnreadableShardStore(std::shared_ptr<ObjectStore> inner, std::string bad_key, uint64_t readable_bytes)
-      : inner_(std::move(inner)), bad_key_(std::move(bad_key)), readable_bytes_(readable_bytes) {}
-  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
-  Result<ObjectInfo> Stat(std::string_view key) override { return inner_->Stat(key); }
-  Result<ListPage> List(const ListOptions& options) override { return inner_->List(options); }
+      : ForwardingStore(std::move(inner)), bad_key_(std::move(bad_key)), readable_bytes_(readable_bytes) {}
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
-    SPOOL_ASSIGN_OR_RETURN(auto object, inner_->OpenRead(key));
-    if (key != bad_key_) return object;
-    return std::unique_ptr<ReadableObject>(new Failing(std::move(object), Describe(key), readable_bytes_));
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner().OpenRead(key));
+    return Wrap(key, std::move(object));
   }
-  Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options) override {
-    return inner_->OpenWrite(key, options);
+  Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override {
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner().OpenListed(listed));
+    return Wrap(listed.key, std::move(object));
   }
-  Status Delete(std::string_view key) override { return inner_->Delete(key); }
 
  private:
   class Failing : public ReadableObject {
@@ -132,7 +133,11 @@ class UnreadableShardStore : public ObjectStore {
     uint64_t readable_;
   };
 
-  std::shared_ptr<ObjectStore> inner_;
+  std::unique_ptr<ReadableObject> Wrap(std::string_view key, std::unique_ptr<ReadableObject> object) {
+    if (key != bad_key_) return object;
+    return std::unique_ptr<ReadableObject>(new Failing(std::move(object), Describe(key), readable_bytes_));
+  }
+
   std::string bad_key_;
   uint64_t readable_bytes_;
 };

@@ -16,6 +16,10 @@
 #include "tests/loader/test_dataset.h"
 
 namespace spool::testing {
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+using loader::LoaderState;
+
 namespace {
 
 using GlobalBatch = std::vector<std::string>;

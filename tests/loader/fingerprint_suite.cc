@@ -13,6 +13,10 @@
 #include "tests/loader/test_dataset.h"
 
 namespace spool::testing {
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+using loader::LoaderState;
+
 namespace {
 
 Dataset Write(ObjectStore& store, const std::string& prefix, uint64_t record_bytes) {

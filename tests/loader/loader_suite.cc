@@ -12,6 +12,12 @@
 #include "tests/loader/test_dataset.h"
 
 namespace spool::testing {
+using loader::BadShardPolicy;
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+using loader::LoaderCounters;
+using loader::LoaderState;
+
 namespace {
 
 using records::Compression;

@@ -15,16 +15,21 @@
 #include "spool/core/storage/memory_store.h"
 #include "spool/records/loader/data_loader.h"
 #include "tests/loader/test_dataset.h"
+#include "tests/support/forwarding_store.h"
 
 namespace spool::testing {
+using loader::DataLoader;
+using loader::DataLoaderOptions;
+
 namespace {
 
 // Counts the requests an S3 or GCS store would make for each call: Stat and
 // OpenRead are one HEAD each (OpenRead pins the object's size and version),
-// List one LIST, each ReadAt one ranged GET.
-class CountingStore : public ObjectStore {
+// OpenListed none (the listing pinned it), List one LIST, each ReadAt one
+// ranged GET.
+class CountingStore : public test_support::ForwardingStore {
  public:
-  explicit CountingStore(std::shared_ptr<ObjectStore> inner) : inner_(std::move(inner)) {}
+  using ForwardingStore::ForwardingStore;
 
   std::atomic<uint64_t> heads{0};
   std::atomic<uint64_t> lists{0};
@@ -35,24 +40,23 @@ class CountingStore : public ObjectStore {
     return std::exchange(by_key_, {});
   }
 
-  std::string Describe(std::string_view key) const override { return inner_->Describe(key); }
   Result<ObjectInfo> Stat(std::string_view key) override {
     Count(heads, key);
-    return inner_->Stat(key);
+    return inner().Stat(key);
   }
   Result<ListPage> List(const ListOptions& options) override {
     Count(lists, options.prefix);
-    return inner_->List(options);
+    return inner().List(options);
   }
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
     Count(heads, key);
-    SPOOL_ASSIGN_OR_RETURN(auto object, inner_->OpenRead(key));
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner().OpenRead(key));
     return std::unique_ptr<ReadableObject>(new Counted(this, std::string(key), std::move(object)));
   }
-  Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options) override {
-    return inner_->OpenWrite(key, options);
+  Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override {
+    SPOOL_ASSIGN_OR_RETURN(auto object, inner().OpenListed(listed));
+    return std::unique_ptr<ReadableObject>(new Counted(this, listed.key, std::move(object)));
   }
-  Status Delete(std::string_view key) override { return inner_->Delete(key); }
 
  private:
   class Counted : public ReadableObject {
@@ -77,7 +81,6 @@ class CountingStore : public ObjectStore {
     ++by_key_[std::string(key)];
   }
 
-  std::shared_ptr<ObjectStore> inner_;
   std::mutex mu_;
   std::map<std::string, uint64_t> by_key_;
 };

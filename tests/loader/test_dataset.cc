@@ -7,6 +7,10 @@
 
 namespace spool::testing {
 
+using loader::Batch;
+using loader::DataLoader;
+using loader::LoaderState;
+
 std::string RecordPayload(uint64_t shard, uint64_t record, uint64_t bytes) {
   char head[48];
   std::snprintf(head, sizeof(head), "s%llu-r%llu-", static_cast<unsigned long long>(shard),

@@ -38,7 +38,8 @@ Result<Dataset> WriteDataset(ObjectStore& store, const DatasetSpec& spec);
 // Every record a loader delivers, in order, until the end (or `max_batches`).
 // Each batch's records are appended; `states` (when given) gets State()
 // after each batch.
-Status Drain(DataLoader& loader, std::vector<std::string>* records, std::vector<LoaderState>* states = nullptr,
+Status Drain(loader::DataLoader& loader, std::vector<std::string>* records,
+             std::vector<spool::loader::LoaderState>* states = nullptr,
              std::optional<size_t> max_batches = std::nullopt);
 
 // Rewrites `key` with byte `offset` flipped, or cut to `new_size` bytes.

@@ -4,7 +4,7 @@
 
 #include <map>
 
-namespace spool {
+namespace spool::loader {
 namespace {
 
 WorkerIdentity Resolve(std::map<std::string, std::string> vars, std::optional<int> rank = std::nullopt,
@@ -97,4 +97,4 @@ TEST(WorkerEnv, BadValuesNameTheVariable) {
 }
 
 }  // namespace
-}  // namespace spool
+}  // namespace spool::loader

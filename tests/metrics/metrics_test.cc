@@ -16,6 +16,7 @@
 #include "spool/metrics/metrics_writer.h"
 #include "spool/metrics/registry.h"
 #include "spool/s3/request_ops.h"
+#include "tests/support/scripted_transport.h"
 #include "tests/support/temp_dir.h"
 
 namespace spool::metrics {
@@ -23,30 +24,10 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A transport that answers from a script: each Send returns the next status
-// (0: a transport error of `failure`'s code), with `body` as the 2xx body.
-class ScriptedTransport : public HttpTransport {
- public:
-  std::vector<int> statuses;
-  StatusCode failure = StatusCode::kUnavailable;
-  std::string body = "0123456789";
-  size_t next = 0;
-  Result<HttpResponse> Send(const HttpRequest& request, ResponseSink* sink) override {
-    const int status = next < statuses.size() ? statuses[next++] : 200;
-    if (status == 0) return Status(failure, "scripted transport failure");
-    HttpResponse response;
-    response.status = status;
-    response.bytes_sent = request.body.size();
-    if (status / 100 == 2) {
-      if (sink) {
-        SPOOL_RETURN_IF_ERROR(sink->OnHeaders(status, response.headers));
-        SPOOL_RETURN_IF_ERROR(sink->Write(body));
-      }
-      response.bytes_received = body.size();
-    }
-    return response;
-  }
-};
+using test_support::ScriptedTransport;
+
+// A 2xx answer with ten bytes of body.
+ScriptedTransport::Answer Ok() { return ScriptedTransport::Reply(200, "0123456789"); }
 
 HttpRequest Request(std::string method, std::string url, std::string range = "") {
   HttpRequest request;
@@ -57,8 +38,13 @@ HttpRequest Request(std::string method, std::string url, std::string range = "")
 }
 
 TEST(RequestCounters, CountsEachExchangeByOperationAndOutcome) {
-  auto inner = std::make_shared<ScriptedTransport>();
-  inner->statuses = {200, 404, 503, 0, 200};
+  auto inner = std::make_shared<ScriptedTransport>(ScriptedTransport::InOrder({
+      Ok(),
+      ScriptedTransport::Reply(404),
+      ScriptedTransport::Reply(503),
+      ScriptedTransport::NoResponse(UnavailableError("scripted transport failure")),
+      Ok(),
+  }));
   auto counters = std::make_shared<RequestCounters>();
   auto transport = MeterTransport(inner, counters, s3::ClassifyRequest);
   HttpRequest put = Request("PUT", "http://h/b/k?partNumber=1&uploadId=u");
@@ -92,9 +78,8 @@ TEST(RequestCounters, CountsEachExchangeByOperationAndOutcome) {
 }
 
 TEST(RequestCounters, StallsAreTransportErrorsOfTheirOwn) {
-  auto inner = std::make_shared<ScriptedTransport>();
-  inner->statuses = {0};
-  inner->failure = StatusCode::kDeadlineExceeded;
+  auto inner = std::make_shared<ScriptedTransport>(
+      ScriptedTransport::InOrder({ScriptedTransport::NoResponse(DeadlineExceededError("scripted transport stall"))}));
   auto counters = std::make_shared<RequestCounters>();
   auto transport = MeterTransport(inner, counters, gcs::ClassifyRequest);
   EXPECT_FALSE(transport->Send(Request("GET", "http://h/storage/v1/b/bk/o/name?alt=media"), nullptr).ok());

@@ -15,6 +15,7 @@
 #include "spool/register_backends.h"
 #include "tests/faults/fault_proxy.h"
 #include "tests/faults/server_under_test.h"
+#include "tests/support/bytes.h"
 #include "tests/support/env.h"
 #include "tests/support/files.h"
 #include "tests/support/servers.h"
@@ -25,19 +26,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using test_support::DeterministicBytes;
 
 constexpr uint64_t kMiB = 1 << 20;
 constexpr const char* kGcsBucket = "spool-metrics";
-
-std::string Bytes(size_t size) {
-  std::string bytes(size, '\0');
-  uint32_t x = 12345;
-  for (char& c : bytes) {
-    x = x * 1103515245u + 12345u;
-    c = static_cast<char>(x >> 16);
-  }
-  return bytes;
-}
 
 RetryPolicy QuickRetry() {
   RetryPolicy policy;
@@ -101,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(Servers, RequestMetrics, ::testing::Values("s3", "gs"),
                          [](const auto& info) { return info.param; });
 
 TEST_P(RequestMetrics, AnUploadOfKPartsCountsKPartUploadsAndEveryByte) {
-  const std::string bytes = Bytes(20 * kMiB);
+  const std::string bytes = DeterministicBytes(0, 20 * kMiB);
   const RequestCounts before = counters_->Snapshot();
   auto written = Upload("parts", bytes);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
@@ -138,7 +130,7 @@ TEST_P(RequestMetrics, AnUploadOfKPartsCountsKPartUploadsAndEveryByte) {
 }
 
 TEST_P(RequestMetrics, ThrottlesAndResetsShowUpAsTheRetriesThatFollowedThem) {
-  const std::string bytes = Bytes(12 * kMiB);
+  const std::string bytes = DeterministicBytes(0, 12 * kMiB);
   proxy_->Arm(PartRule(std::string(R"("kind": "status", "status": 503, "code": "SlowDown", "flavor": ")") +
                            (s3() ? "s3" : "gcs") + "\"",
                        2));
@@ -195,7 +187,7 @@ TEST(RequestMetricsGcs, AStalledDownloadIsCountedAsAStallAndARetry) {
   Status created = (*store)->client().InsertBucket(kGcsBucket, "spool-test");
   ASSERT_TRUE(created.ok() || created.code() == StatusCode::kAlreadyExists) << created.ToString();
   const std::string key = "metrics-stall-" + std::to_string(::getpid());
-  ASSERT_TRUE(WriteAll(**store, key, Bytes(256 << 10)).ok());
+  ASSERT_TRUE(WriteAll(**store, key, DeterministicBytes(0, 256 << 10)).ok());
   proxy->Arm(R"({"kind": "stall_response", "method": "GET", "query": "alt=media", "bytes": 1000, "seconds": 8,
                  "count": 1})");
   auto read = ReadAll(**store, key);

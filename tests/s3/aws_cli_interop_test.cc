@@ -5,10 +5,10 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 
 #include "spool/core/bytes.h"
 #include "tests/s3/s3_test_store.h"
+#include "tests/support/bytes.h"
 #include "tests/support/env.h"
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
@@ -17,18 +17,12 @@ namespace spool::s3 {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::DeterministicBytes;
+using test_support::ReadFile;
+using test_support::WriteFile;
 using testing::OpenTestStore;
 using testing::TestBucket;
 using testing::UniquePrefix;
-using test_support::ReadFile;
-using test_support::WriteFile;
-
-std::string RandomBytes(size_t size, uint32_t seed) {
-  std::mt19937 random(seed);
-  std::string out(size, '\0');
-  for (char& c : out) c = static_cast<char>(random());
-  return out;
-}
 
 class AwsCliInterop : public ::testing::Test {
  protected:
@@ -52,8 +46,8 @@ TEST_F(AwsCliInterop, AwsCliReadsWhatSpoolWrites) {
   options.part_size = 5 * kMiB;
   auto store = OpenTestStore(options);
   const std::string prefix = UniquePrefix("interop-spool-writes");
-  const std::string small = RandomBytes(1000, 1);
-  const std::string large = RandomBytes(17 * kMiB + 3, 2);  // four parts
+  const std::string small = DeterministicBytes(1, 1000);
+  const std::string large = DeterministicBytes(2, 17 * kMiB + 3);  // four parts
   ASSERT_TRUE(WriteAll(*store, prefix + "small", small).ok());
   ASSERT_TRUE(WriteAll(*store, prefix + "large", large).ok());
 
@@ -69,8 +63,8 @@ TEST_F(AwsCliInterop, AwsCliReadsWhatSpoolWrites) {
 TEST_F(AwsCliInterop, SpoolReadsWhatAwsCliWrites) {
   auto store = OpenTestStore();
   const std::string prefix = UniquePrefix("interop-aws-writes");
-  const std::string small = RandomBytes(5000, 3);
-  const std::string large = RandomBytes(21 * kMiB + 1, 4);  // over the CLI's 8 MiB multipart threshold
+  const std::string small = DeterministicBytes(3, 5000);
+  const std::string large = DeterministicBytes(4, 21 * kMiB + 1);  // over the CLI's 8 MiB multipart threshold
   WriteFile(folder_ / "small", small);
   WriteFile(folder_ / "large", large);
   const std::string url = "s3://" + TestBucket() + "/" + prefix;

@@ -14,56 +14,12 @@
 #include "spool/s3/crypto.h"
 #include "spool/s3/s3_reader.h"
 #include "spool/s3/s3_writer.h"
+#include "tests/support/scripted_transport.h"
 
 namespace spool::s3 {
 namespace {
 
-// Answers each request with what the test's handler says, and records it.
-class ScriptedTransport : public HttpTransport {
- public:
-  struct Answer {
-    Status failure;  // a transport error, after `body` was delivered
-    int status = 200;
-    HttpHeaders headers;
-    std::string body;
-  };
-  using Handler = std::function<Answer(const HttpRequest&)>;
-  explicit ScriptedTransport(Handler handler) : handler_(std::move(handler)) {}
-
-  Result<HttpResponse> Send(const HttpRequest& request, ResponseSink* sink) override {
-    Answer answer;
-    {
-      std::lock_guard lock(mu_);
-      requests_.push_back(request);
-      requests_.back().body = {};
-      answer = handler_(request);
-    }
-    HttpResponse response;
-    response.status = answer.status;
-    response.headers = answer.headers;
-    if (response.ok()) {
-      if (sink) {
-        SPOOL_RETURN_IF_ERROR(sink->OnHeaders(response.status, response.headers));
-        if (!answer.body.empty()) SPOOL_RETURN_IF_ERROR(sink->Write(answer.body));
-      }
-      response.bytes_received = answer.body.size();
-    } else {
-      response.error_body = answer.body;
-    }
-    if (!answer.failure.ok()) return answer.failure;
-    return response;
-  }
-
-  std::vector<HttpRequest> requests() {
-    std::lock_guard lock(mu_);
-    return requests_;
-  }
-
- private:
-  Handler handler_;
-  std::mutex mu_;
-  std::vector<HttpRequest> requests_;
-};
+using test_support::ScriptedTransport;
 
 ResolvedConfig LocalConfig() {
   ResolvedConfig config;

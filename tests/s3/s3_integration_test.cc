@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <random>
 
 #include "spool/core/bytes.h"
 #include "spool/core/crc32c.h"
@@ -17,25 +16,16 @@
 #include "spool/s3/credential_providers.h"
 #include "spool/s3/s3_store.h"
 #include "tests/s3/s3_test_store.h"
+#include "tests/support/bytes.h"
 
 namespace spool::s3 {
 namespace {
 
+using test_support::DeterministicBytes;
 using testing::OpenTestStore;
 using testing::TestBucket;
 using testing::TestServer;
 using testing::UniquePrefix;
-
-std::string RandomBytes(size_t size, uint32_t seed) {
-  std::mt19937_64 random(seed);
-  std::string out(size, '\0');
-  for (size_t i = 0; i + 8 <= size; i += 8) {
-    uint64_t word = random();
-    std::memcpy(&out[i], &word, 8);
-  }
-  for (size_t i = size & ~size_t{7}; i < size; ++i) out[i] = static_cast<char>(random());
-  return out;
-}
 
 // A transport that counts the requests in flight, to show they overlap. With
 // `hold_puts_until_overlap`, a PUT waits (up to 10 s, once) until two requests
@@ -117,7 +107,7 @@ TEST(S3Store, Multipart200MiBWithParallelPartsReadsBackIdentical) {
   ByteBudget budget(512 * kMiB);
   auto store = StoreWithTransport(counting, &budget);
   const std::string key = UniquePrefix("multipart") + "200MiB";
-  const std::string data = RandomBytes(200 * kMiB, 200);
+  const std::string data = DeterministicBytes(200, 200 * kMiB);
 
   WriteOptions options;
   options.expected_size = data.size();
@@ -161,7 +151,7 @@ TEST(S3Store, AppendSpaceFillsPartsInPlace) {
   options.part_size = 5 * kMiB;
   auto store = OpenTestStore(options);
   const std::string prefix = UniquePrefix("append-space");
-  const std::string data = RandomBytes(13 * kMiB + 5, 13);
+  const std::string data = DeterministicBytes(13, 13 * kMiB + 5);
 
   auto writer = store->OpenWrite(prefix + "three-parts", {});
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
@@ -206,8 +196,8 @@ TEST(S3Store, AppendSpaceFillsPartsInPlace) {
 TEST(S3Store, OpenListedReadsASmallObjectWithOneGet) {
   auto store = OpenTestStore();
   const std::string prefix = UniquePrefix("listed");
-  const std::string small = RandomBytes(64 * 1024, 7);
-  const std::string large = RandomBytes(6 * kMiB, 8);
+  const std::string small = DeterministicBytes(7, 64 * 1024);
+  const std::string large = DeterministicBytes(8, 6 * kMiB);
   ASSERT_TRUE(WriteAll(*store, prefix + "small", small).ok());
   ASSERT_TRUE(WriteAll(*store, prefix + "large", large).ok());
   ListOptions list;
@@ -240,7 +230,7 @@ TEST(S3Store, OpenListedReadsASmallObjectWithOneGet) {
   }
 
   const ObjectInfo& stale = listed->objects[0].key.ends_with("small") ? listed->objects[0] : listed->objects[1];
-  ASSERT_TRUE(WriteAll(*store, stale.key, RandomBytes(stale.size, 9)).ok());
+  ASSERT_TRUE(WriteAll(*store, stale.key, DeterministicBytes(9, stale.size)).ok());
   auto reader = counted_store->OpenListed(stale);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   std::string back(stale.size, '\0');
@@ -251,7 +241,7 @@ TEST(S3Store, OpenListedReadsASmallObjectWithOneGet) {
 TEST(S3Store, LargeReadAtIsSplitIntoParallelRangedGets) {
   auto store = OpenTestStore();
   const std::string key = UniquePrefix("ranged") + "40MiB";
-  const std::string data = RandomBytes(40 * kMiB, 40);
+  const std::string data = DeterministicBytes(40, 40 * kMiB);
   ASSERT_TRUE(WriteAll(*store, key, data).ok());
 
   auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
@@ -335,7 +325,7 @@ TEST(S3Store, AbortAndDestructionLeaveNoUploadBehind) {
   options.part_size = 5 * kMiB;
   auto store = OpenTestStore(options);
   const std::string prefix = UniquePrefix("abort");
-  const std::string data = RandomBytes(12 * kMiB, 12);  // two parts go up before the end
+  const std::string data = DeterministicBytes(12, 12 * kMiB);  // two parts go up before the end
   {
     auto writer = store->OpenWrite(prefix + "aborted");
     ASSERT_TRUE(writer.ok());
@@ -391,7 +381,7 @@ TEST(S3Store, AbortIncompleteUploadsRemovesLeftovers) {
 TEST(S3Store, DeclaredCrc32cIsStoredAndEnforced) {
   auto store = OpenTestStore();
   const std::string prefix = UniquePrefix("declared-crc");
-  const std::string data = RandomBytes(20 * kMiB, 20);
+  const std::string data = DeterministicBytes(20, 20 * kMiB);
   WriteOptions options;
   options.expected_size = data.size();
   options.crc32c = crc32c::Value(data);
@@ -471,7 +461,7 @@ TEST(S3Store, CreateOnlyWrites) {
   auto again = WriteAll(*store, prefix + "small", "second", create_only);
   EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
   EXPECT_EQ(ReadAll(*store, prefix + "small").value_or(""), "first");
-  const std::string large = RandomBytes(12 * kMiB, 5);
+  const std::string large = DeterministicBytes(5, 12 * kMiB);
   if (TestServer() == "ceph_rgw") {
     // Beyond one part: Ceph RGW 16 ignores If-None-Match on
     // CompleteMultipartUpload, so the write must refuse rather than overwrite.
@@ -485,7 +475,7 @@ TEST(S3Store, CreateOnlyWrites) {
     // create-only write goes through once, and a second is refused after
     // its parts went up, leaving neither the object changed nor an upload.
     ASSERT_TRUE(WriteAll(*store, prefix + "large", large, create_only).ok());
-    auto second = WriteAll(*store, prefix + "large", RandomBytes(12 * kMiB, 6), create_only);
+    auto second = WriteAll(*store, prefix + "large", DeterministicBytes(6, 12 * kMiB), create_only);
     EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists) << second.status().ToString();
     EXPECT_TRUE(ReadAll(*store, prefix + "large").value_or("") == large);
   }
@@ -523,7 +513,7 @@ TEST(S3Store, PresignedGetUrlReadsTheObject) {
 TEST(S3Store, ServerSideCopyKeepsTheBytes) {
   auto store = OpenTestStore();
   const std::string prefix = UniquePrefix("copy");
-  const std::string data = RandomBytes(3 * kMiB, 3);
+  const std::string data = DeterministicBytes(3, 3 * kMiB);
   ASSERT_TRUE(WriteAll(*store, prefix + "from", data).ok());
   auto copied = store->Copy(prefix + "from", prefix + "to");
   ASSERT_TRUE(copied.ok()) << copied.status().ToString();
@@ -536,7 +526,7 @@ TEST(S3Client, UploadPartCopyAssemblesAnObjectFromRanges) {
   auto store = OpenTestStore();
   S3Client& client = store->client();
   const std::string prefix = UniquePrefix("part-copy");
-  const std::string data = RandomBytes(6 * kMiB + 123, 6);
+  const std::string data = DeterministicBytes(6, 6 * kMiB + 123);
   ASSERT_TRUE(WriteAll(*store, prefix + "from", data).ok());
   auto upload_id = client.CreateMultipartUpload(prefix + "to", {});
   ASSERT_TRUE(upload_id.ok()) << upload_id.status().ToString();

@@ -16,6 +16,10 @@
 #include "tests/support/temp_dir.h"
 
 namespace spool {
+using checkpoint::CheckpointManager;
+using checkpoint::CheckpointManifest;
+using checkpoint::ExistingFolder;
+
 namespace {
 
 namespace fs = std::filesystem;

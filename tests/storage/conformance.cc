@@ -14,6 +14,7 @@
 #include "spool/core/executor.h"
 #include "spool/core/storage/memory_store.h"
 #include "spool/core/storage/transfer.h"
+#include "tests/support/bytes.h"
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 
@@ -22,21 +23,6 @@ namespace spool::conformance {
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
-
-// Deterministic bytes that differ per seed and per position.
-std::string RandomBytes(size_t size, uint64_t seed) {
-  std::string data(size, '\0');
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (size_t i = 0; i < size; i += 8) {
-    state += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    std::memcpy(data.data() + i, &z, std::min<size_t>(8, size - i));
-  }
-  return data;
-}
 
 // Writes `data` in `appends` pieces of uneven sizes.
 Result<ObjectInfo> WriteInPieces(ObjectStore& store, const std::string& key, std::string_view data, int appends) {
@@ -67,6 +53,7 @@ void WriteSmallObjects(ObjectStore& store, const std::vector<std::string>& keys)
   ASSERT_TRUE(group.Wait().ok());
 }
 
+using test_support::DeterministicBytes;
 using test_support::ReadFile;
 using test_support::TempDir;
 using test_support::WriteFile;
@@ -104,7 +91,7 @@ void ObjectStoreConformance::TearDown() {
 namespace {
 
 void CheckRoundTrip(ObjectStore& store, const std::string& key, size_t size, int appends) {
-  const std::string data = RandomBytes(size, size + 7);
+  const std::string data = DeterministicBytes(size + 7, size);
   Result<ObjectInfo> written = WriteInPieces(store, key, data, appends);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   EXPECT_EQ(written->size, size);
@@ -169,7 +156,7 @@ TEST_P(ObjectStoreConformance, OverwriteReplacesContent) {
 // ---- Ranged reads ------------------------------------------------------------
 
 TEST_P(ObjectStoreConformance, RangedReadsAtTheEdges) {
-  const std::string data = RandomBytes(1000, 1);
+  const std::string data = DeterministicBytes(1, 1000);
   ASSERT_TRUE(WriteAll(store(), Key("ranged"), data).ok());
   Result<std::unique_ptr<ReadableObject>> opened = store().OpenRead(Key("ranged"));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -348,7 +335,7 @@ TEST_P(ObjectStoreConformance, WriterDestroyedWithoutCloseLeavesNothing) {
   {
     Result<std::unique_ptr<WritableObject>> writer = store().OpenWrite(Key("dropped"));
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-    ASSERT_TRUE((*writer)->Append(RandomBytes(100000, 3)).ok());
+    ASSERT_TRUE((*writer)->Append(DeterministicBytes(3, 100000)).ok());
     Result<std::unique_ptr<WritableObject>> replacing = store().OpenWrite(Key("kept"));
     ASSERT_TRUE(replacing.ok()) << replacing.status().ToString();
     ASSERT_TRUE((*replacing)->Append("new").ok());
@@ -379,7 +366,7 @@ TEST_P(ObjectStoreConformance, AbortLeavesNothing) {
 // ---- Concurrency and pinning -------------------------------------------------
 
 TEST_P(ObjectStoreConformance, ConcurrentReadAtFromEightThreads) {
-  const std::string data = RandomBytes(4 * kMiB, 5);
+  const std::string data = DeterministicBytes(5, 4 * kMiB);
   ASSERT_TRUE(WriteAll(store(), Key("shared"), data).ok());
   Result<std::unique_ptr<ReadableObject>> opened = store().OpenRead(Key("shared"));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -409,14 +396,14 @@ TEST_P(ObjectStoreConformance, ConcurrentReadAtFromEightThreads) {
 }
 
 TEST_P(ObjectStoreConformance, OpenReadIsPinnedToOneVersion) {
-  const std::string old_content = RandomBytes(5000, 11);
+  const std::string old_content = DeterministicBytes(11, 5000);
   ASSERT_TRUE(WriteAll(store(), Key("pinned"), old_content).ok());
   Result<std::unique_ptr<ReadableObject>> opened = store().OpenRead(Key("pinned"));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   const std::string old_version = (*opened)->info().version;
   EXPECT_FALSE(old_version.empty());
 
-  Result<ObjectInfo> replaced = WriteAll(store(), Key("pinned"), RandomBytes(5000, 12));
+  Result<ObjectInfo> replaced = WriteAll(store(), Key("pinned"), DeterministicBytes(12, 5000));
   ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
   EXPECT_NE(replaced->version, old_version);
 
@@ -469,7 +456,7 @@ TEST_P(ObjectStoreConformance, MissingObjectIsNotFound) {
 // ---- Transfers ---------------------------------------------------------------
 
 TEST_P(ObjectStoreConformance, CopyUploadAndDownloadRoundTrip) {
-  const std::string data = RandomBytes(3 * kMiB + 17, 21);
+  const std::string data = DeterministicBytes(21, 3 * kMiB + 17);
   TransferOptions options;
   options.part_size = kMiB;  // several parts in flight
   TempDir local("spool-conformance");

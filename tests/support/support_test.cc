@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "tests/support/bytes.h"
 #include "tests/support/env.h"
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
@@ -33,6 +34,16 @@ TEST(TempDirTest, IsFreshEmptyAndRemovedWithItsContent) {
 TEST(TempDirTest, KeyIsTheAbsolutePathWithoutItsLeadingSlash) {
   TempDir dir;
   EXPECT_EQ("/" + dir.Key("a/b"), (dir.path() / "a/b").string());
+}
+
+TEST(BytesTest, SameForASeedDifferentAcrossSeedsAndPositions) {
+  const std::string bytes = DeterministicBytes(7, 1003);  // not a multiple of the 8-byte word
+  EXPECT_EQ(bytes.size(), 1003u);
+  EXPECT_EQ(bytes, DeterministicBytes(7, 1003));
+  EXPECT_NE(bytes, DeterministicBytes(8, 1003));
+  EXPECT_EQ(DeterministicBytes(7, 10), bytes.substr(0, 10));  // a shorter run is a prefix
+  EXPECT_NE(bytes.substr(0, 8), bytes.substr(8, 8));
+  EXPECT_EQ(DeterministicBytes(7, 0), "");
 }
 
 TEST(FilesTest, WriteThenReadIsByteForByte) {

@@ -8,7 +8,7 @@
 #include "spool/records/loader/pipeline.h"
 #include "spool/records/loader/plan.h"
 
-namespace spool {
+namespace spool::loader {
 namespace {
 
 Status CheckOptions(const DataLoaderOptions& options) {
@@ -33,9 +33,9 @@ Status CheckOptions(const DataLoaderOptions& options) {
 }  // namespace
 
 DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker,
-                       std::shared_ptr<std::vector<loader::ShardInfo>> shards, std::string fingerprint)
+                       std::shared_ptr<std::vector<ShardInfo>> shards, std::string fingerprint)
     : options_(std::move(options)), worker_(std::move(worker)), shards_(std::move(shards)),
-      fingerprint_(std::move(fingerprint)), counters_(std::make_shared<loader::CounterBlock>()) {}
+      fingerprint_(std::move(fingerprint)), counters_(std::make_shared<CounterBlock>()) {}
 
 DataLoader::~DataLoader() { Close(); }
 
@@ -52,7 +52,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   std::shared_ptr<RequestCounters> requests =
       options.store ? options.store->shared_counters() : options.store_options.counters;
   const RequestCounts requests_at_open = requests->Snapshot();
-  SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options));
+  SPOOL_ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, ResolveInputs(options));
   std::string fingerprint = loader::InputsFingerprint(shards);
   // Record counts let the plan balance workers by records. Index files give
   // them cheaply; reading every shard is paid only when it must be: fewer
@@ -68,11 +68,10 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   const bool indexed = std::all_of(shards.begin(), shards.end(),
                                    [](const auto& s) { return s.records || !s.index_key.empty(); });
   if (!all_known && (indexed || shards.size() < workers || options.count_records || options.partitions > 0)) {
-    SPOOL_RETURN_IF_ERROR(
-        loader::LoadCounts(shards, executor, options.bad_shard_policy == BadShardPolicy::kSkip));
+    SPOOL_RETURN_IF_ERROR(LoadCounts(shards, executor, options.bad_shard_policy == BadShardPolicy::kSkip));
   }
   std::unique_ptr<DataLoader> loader(new DataLoader(
-      std::move(options), worker, std::make_shared<std::vector<loader::ShardInfo>>(std::move(shards)),
+      std::move(options), worker, std::make_shared<std::vector<ShardInfo>>(std::move(shards)),
       std::move(fingerprint)));
   loader->counters_->requests = std::move(requests);
   loader->counters_->requests_at_open = requests_at_open;
@@ -88,7 +87,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
 }
 
 Result<std::string> DataLoader::InputsFingerprint(const DataLoaderOptions& options) {
-  SPOOL_ASSIGN_OR_RETURN(std::vector<loader::ShardInfo> shards, loader::ResolveInputs(options));
+  SPOOL_ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, ResolveInputs(options));
   return loader::InputsFingerprint(shards);
 }
 
@@ -100,7 +99,7 @@ std::optional<uint64_t> DataLoader::EpochRecords(uint64_t epoch, uint64_t worker
   std::vector<std::optional<uint64_t>> counts;
   counts.reserve(shards_->size());
   uint64_t total = 0;
-  for (const loader::ShardInfo& shard : *shards_) {
+  for (const ShardInfo& shard : *shards_) {
     if (!shard.records) return std::nullopt;
     counts.push_back(shard.records);
     total += *shard.records;
@@ -111,16 +110,16 @@ std::optional<uint64_t> DataLoader::EpochRecords(uint64_t epoch, uint64_t worker
     const uint64_t per_partition = partitions_->steps_per_epoch() * (options_.global_batch_size / partitions);
     uint64_t records = 0;
     for (uint64_t p = worker * owned; p < (worker + 1) * owned; ++p) {
-      const uint64_t length = loader::RecordCut(total, p + 1, partitions) - loader::RecordCut(total, p, partitions);
+      const uint64_t length = RecordCut(total, p + 1, partitions) - RecordCut(total, p, partitions);
       records += std::min(length, per_partition);
     }
     return records;
   }
-  Result<std::vector<loader::Segment>> plan =
-      loader::PlanWorkerEpoch(counts, options_.seed, epoch, options_.shuffle_shards, worker, workers());
+  Result<std::vector<Segment>> plan =
+      PlanWorkerEpoch(counts, options_.seed, epoch, options_.shuffle_shards, worker, workers());
   if (!plan.ok()) return std::nullopt;
   uint64_t records = 0;
-  for (const loader::Segment& segment : *plan) {
+  for (const Segment& segment : *plan) {
     records += segment.end.value_or(*counts[segment.shard]) - segment.begin;
   }
   return records;
@@ -140,15 +139,15 @@ Status ClosedError() {
 
 Status DataLoader::Start(const LoaderState& state) {
   if (options_.partitions > 0) {
-    loader::PartitionSet::Config config;
+    PartitionSet::Config config;
     config.options = options_;
     config.worker = worker_index();
     config.workers = workers();
     config.shards = shards_;
     config.counters = counters_;
-    SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<loader::PartitionSet> started,
-                           loader::PartitionSet::Start(std::move(config), state, paused_));
-    std::unique_ptr<loader::PartitionSet> replaced;
+    SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<PartitionSet> started,
+                           PartitionSet::Start(std::move(config), state, paused_));
+    std::unique_ptr<PartitionSet> replaced;
     {
       std::lock_guard lock(swap_mu_);
       if (closed_) {
@@ -160,20 +159,20 @@ Status DataLoader::Start(const LoaderState& state) {
     if (replaced) replaced->Close();
     return OkStatus();
   }
-  loader::Pipeline::Config config;
+  Pipeline::Config config;
   config.options = options_;
   config.worker = state.worker;
   config.workers = state.workers;
   config.shards = shards_;
   config.counters = counters_;
-  auto pipeline = std::make_shared<loader::Pipeline>(std::move(config));
+  auto pipeline = std::make_shared<Pipeline>(std::move(config));
   pipeline->SetPaused(paused_);  // a Resume keeps the pause
   Status started = pipeline->Start(state);
   if (!started.ok()) {
     pipeline->Close();
     return started;
   }
-  std::shared_ptr<loader::Pipeline> replaced;
+  std::shared_ptr<Pipeline> replaced;
   {
     std::lock_guard lock(swap_mu_);
     if (closed_) {
@@ -255,7 +254,7 @@ void DataLoader::Close() {
 }
 
 LoaderCounters DataLoader::Counters() const {
-  const loader::CounterBlock& c = *counters_;
+  const CounterBlock& c = *counters_;
   LoaderCounters out;
   out.records = c.records.load();
   out.bytes = c.bytes.load();
@@ -311,4 +310,4 @@ void DataLoader::RegisterMetrics() {
   });
 }
 
-}  // namespace spool
+}  // namespace spool::loader

@@ -77,7 +77,7 @@
 #include "spool/records/loader/worker_env.h"
 #include "spool/metrics/registry.h"
 
-namespace spool {
+namespace spool::loader {
 
 struct Batch {
   uint64_t epoch = 0;
@@ -111,11 +111,9 @@ struct LoaderCounters {
   HistogramCounts next_wait;        // how long each Next() took: its waits for data, as a distribution
 };
 
-namespace loader {
 class Pipeline;
 class PartitionSet;
 struct CounterBlock;
-}  // namespace loader
 
 class DataLoader {
  public:
@@ -172,29 +170,29 @@ class DataLoader {
   // that store's counters, which count whoever else uses the store.
   RequestCounts Requests() const;
   const WorkerIdentity& worker() const { return worker_; }
-  const std::vector<loader::ShardInfo>& shards() const { return *shards_; }
+  const std::vector<ShardInfo>& shards() const { return *shards_; }
 
  private:
   DataLoader(DataLoaderOptions options, WorkerIdentity worker,
-             std::shared_ptr<std::vector<loader::ShardInfo>> shards, std::string fingerprint);
+             std::shared_ptr<std::vector<ShardInfo>> shards, std::string fingerprint);
   Status Start(const LoaderState& state);
   uint64_t worker_index() const;
   void RegisterMetrics();
 
   DataLoaderOptions options_;
   WorkerIdentity worker_;
-  std::shared_ptr<std::vector<loader::ShardInfo>> shards_;
+  std::shared_ptr<std::vector<ShardInfo>> shards_;
   std::string fingerprint_;  // of the inputs as resolved, before any counting
-  std::shared_ptr<loader::CounterBlock> counters_;
+  std::shared_ptr<CounterBlock> counters_;
   // Replaced by Resume on the consumer thread; swap_mu_ guards the
   // replacement against Counters() and Close() on other threads.
   mutable std::mutex swap_mu_;
   bool closed_ = false;  // guarded by swap_mu_; set once by Close()
-  std::shared_ptr<loader::Pipeline> pipeline_;         // a fixed job shape
-  std::unique_ptr<loader::PartitionSet> partitions_;  // elastic mode (options_.partitions > 0)
+  std::shared_ptr<Pipeline> pipeline_;         // a fixed job shape
+  std::unique_ptr<PartitionSet> partitions_;  // elastic mode (options_.partitions > 0)
   std::atomic<bool> paused_{false};
   // Last: removed from the metrics registry before anything it reads goes.
   metrics::MetricsRegistry::Registration metrics_;
 };
 
-}  // namespace spool
+}  // namespace spool::loader

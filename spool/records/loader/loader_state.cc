@@ -3,7 +3,7 @@
 #include <charconv>
 #include <sstream>
 
-namespace spool {
+namespace spool::loader {
 namespace {
 
 constexpr std::string_view kMagic = "spool-loader/1";
@@ -91,4 +91,4 @@ Result<LoaderState> LoaderState::Decode(std::string_view text) {
   return state;
 }
 
-}  // namespace spool
+}  // namespace spool::loader

@@ -17,7 +17,7 @@
 
 #include "spool/core/status.h"
 
-namespace spool {
+namespace spool::loader {
 
 struct LoaderState {
   uint64_t seed = 0;
@@ -50,4 +50,4 @@ struct LoaderState {
   friend bool operator==(const LoaderState&, const LoaderState&) = default;
 };
 
-}  // namespace spool
+}  // namespace spool::loader

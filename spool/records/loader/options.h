@@ -17,7 +17,7 @@
 #include "spool/core/storage/object_store.h"
 #include "spool/core/storage/registry.h"
 
-namespace spool {
+namespace spool::loader {
 
 // What to do with a shard that cannot be read to its end: a corrupt record, a
 // truncated shard, or a read that stays unavailable after the store's retries.
@@ -102,4 +102,4 @@ struct DataLoaderOptions {
   Executor* executor = nullptr;       // default: DefaultExecutor()
 };
 
-}  // namespace spool
+}  // namespace spool::loader

@@ -5,7 +5,7 @@
 
 #include <charconv>
 
-namespace spool {
+namespace spool::loader {
 namespace {
 
 Result<int> ParseNonNegative(std::string_view name, std::string_view text) {
@@ -159,4 +159,4 @@ Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int>
   return *found;
 }
 
-}  // namespace spool
+}  // namespace spool::loader

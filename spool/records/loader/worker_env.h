@@ -27,7 +27,7 @@
 #include "spool/core/env.h"
 #include "spool/core/status.h"
 
-namespace spool {
+namespace spool::loader {
 
 struct WorkerIdentity {
   int rank = 0;
@@ -43,4 +43,4 @@ Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int>
 // TensorFlow's ranking of a TF_CONFIG task, exposed for tests.
 Result<WorkerIdentity> WorkerFromTfConfig(std::string_view tf_config_json);
 
-}  // namespace spool
+}  // namespace spool::loader

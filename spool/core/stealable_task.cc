@@ -1,6 +1,6 @@
-#include "spool/records/stealable_task.h"
+#include "spool/core/stealable_task.h"
 
-namespace spool::records {
+namespace spool {
 
 std::shared_ptr<StealableTask> StealableTask::Submit(Executor* executor, std::function<Status()> work) {
   auto task = std::make_shared<StealableTask>();
@@ -48,4 +48,4 @@ Status StealableTask::Cancel() {
   return result_;
 }
 
-}  // namespace spool::records
+}  // namespace spool

@@ -17,7 +17,7 @@
 #include "spool/core/executor.h"
 #include "spool/core/status.h"
 
-namespace spool::records {
+namespace spool {
 
 class StealableTask {
  public:
@@ -43,4 +43,4 @@ class StealableTask {
   Status result_;
 };
 
-}  // namespace spool::records
+}  // namespace spool
