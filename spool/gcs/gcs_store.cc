@@ -46,9 +46,7 @@ Result<std::shared_ptr<GcsStore>> GcsStore::Open(GcsStoreOptions options) {
     if (options.anonymous || emulator) {
       options.credentials = MakeAnonymousCredentials();
     } else {
-      DefaultCredentialsEnvironment lookup;
-      lookup.retry = options.retry;
-      auto found = FindDefaultCredentials(options.transport, lookup);
+      auto found = FindDefaultCredentials(options.transport);
       if (!found.ok()) return found.status().WithContext("open gs://" + options.bucket);
       options.credentials = *std::move(found);
     }

@@ -211,8 +211,14 @@ ErrorContext S3Client::Context(const Request& request, const Endpoint& endpoint,
 Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* sink) {
   Credentials credentials;
   if (!config_.anonymous) {
+    // One fetch per attempt at most (cached after the first success): a
+    // transient failure is retried by Send's loop with the request itself,
+    // whose "gave up after N attempts" names the request already.
     auto got = credentials_->Get();
-    if (!got.ok()) return got.status().WithContext(request.operation + " " + Describe(request.key));
+    if (!got.ok()) {
+      if (IsRetryable(got.status())) return got.status();
+      return got.status().WithContext(request.operation + " " + Describe(request.key));
+    }
     credentials = std::move(got).value();
   }
 

@@ -125,8 +125,8 @@ TEST(GcsAuth, AuthorizedUserRefreshToken) {
 TEST(GcsAuth, MetadataServerIncludingOneThatIsNotReadyYet) {
   MetadataServerOptions options;
   options.host = "127.0.0.1:" + std::to_string(Server().port);
-  options.retry.policy.initial_backoff = std::chrono::milliseconds(10);
-  // A GKE metadata server answers 503 for the first moments of a pod.
+  // A GKE metadata server answers 503 for the first moments of a pod: the
+  // store request's retry loop retries the token fetch with the request.
   ArmFault(R"({"kind":"status","status":503,"count":2,"match":"/computeMetadata/"})");
   auto credentials = MakeMetadataServerCredentials(options, Transport());
   EXPECT_NE(credentials->Describe().find("metadata server at 127.0.0.1"), std::string::npos);

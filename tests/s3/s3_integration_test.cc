@@ -431,7 +431,7 @@ TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {
   auto stat = (*store)->List({});
   ASSERT_FALSE(stat.ok());
   const Status& status = stat.status();
-  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(status.code(), StatusCode::kUnauthenticated);
   const std::string line = status.ToString();
   EXPECT_EQ(line.find('\n'), std::string::npos);
   for (const std::string& part : {variables["AWS_ENDPOINT_URL"], "s3://" + TestBucket(),
