@@ -55,7 +55,8 @@ class OutOfRangeError(Error, IndexError):
 
 
 class UnavailableError(Error, ConnectionError):
-    """The server could not be reached or kept failing after retries."""
+    """The server (or the credential source a request needed) could not be
+    reached, throttled or kept failing through every retry."""
 
 
 class DeadlineExceededError(Error, TimeoutError):
@@ -71,7 +72,8 @@ class CancelledError(Error):
 
 
 class ResourceExhaustedError(Error):
-    """A limit was reached (throttling that outlasted the retries, a full budget)."""
+    """A quota or budget is full (throttling that outlasts the retries is
+    :class:`UnavailableError`)."""
 
 
 class UnimplementedError(Error, NotImplementedError):
