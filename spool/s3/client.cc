@@ -509,7 +509,11 @@ Result<CopyResult> S3Client::CopyObject(std::string_view from_key, std::string_v
 }
 
 Result<std::string> S3Client::PresignGet(std::string_view key, std::chrono::seconds expires) {
-  SPOOL_ASSIGN_OR_RETURN(Credentials credentials, credentials_->Get());
+  // No request follows whose loop would retry a failed credential fetch:
+  // this is that loop.
+  SPOOL_ASSIGN_OR_RETURN(Credentials credentials,
+                         Retry(config_.retry.policy, Idempotency::kIdempotent, "presign " + Describe(key),
+                               [&] { return credentials_->Get(); }, config_.retry.environment));
   const Location location = CurrentLocation();
   std::string host, path;
   Address(location.endpoint, key, &host, &path);

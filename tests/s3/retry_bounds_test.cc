@@ -194,6 +194,15 @@ TEST_P(S3RetryBounds, ATransientCredentialFailureIsRetriedByTheRequestsLoop) {
   EXPECT_EQ(transport_->store_requests(), 2);
 }
 
+TEST_P(S3RetryBounds, PresigningRetriesATransientCredentialFailureItself) {
+  auto store = Open(/*credential_failures=*/1, /*store_status=*/200);
+  auto url = store->client().PresignGet("k", std::chrono::minutes(5));
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  EXPECT_NE(url->find("X-Amz-Credential=ASIAFETCHED"), std::string::npos) << *url;
+  EXPECT_EQ(transport_->credential_requests(), 2);
+  EXPECT_EQ(transport_->store_requests(), 0);  // presigning sends nothing
+}
+
 INSTANTIATE_TEST_SUITE_P(Sources, S3RetryBounds, ::testing::Values(Source::kWebIdentity, Source::kContainer),
                          [](const ::testing::TestParamInfo<Source>& info) {
                            return info.param == Source::kWebIdentity ? "WebIdentity" : "Container";
