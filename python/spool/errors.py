@@ -4,8 +4,10 @@ Every error from spool's C++ core is a :class:`spool.Error` carrying spool's
 one-line message and, in :attr:`Error.code`, the name of its status code
 ("NotFound", "DataLoss", ...). Where Python has a built-in exception people
 already catch for the same situation, the spool class derives from it too:
-``except FileNotFoundError`` catches a missing object, ``except ValueError``
-a bad argument, ``except TimeoutError`` a deadline.
+``except FileNotFoundError`` catches a missing object or bucket (and only
+that), ``except PermissionError`` missing, refused or expired credentials and
+denied access, ``except ValueError`` a bad argument, ``except TimeoutError``
+a deadline. docs/troubleshooting.md has the whole table.
 """
 
 from __future__ import annotations
@@ -31,7 +33,17 @@ class AlreadyExistsError(Error, FileExistsError):
 
 
 class PermissionDeniedError(Error, PermissionError):
-    """The credentials were refused, or do not allow the operation."""
+    """The credentials do not allow the operation (or were refused)."""
+
+
+class UnauthenticatedError(PermissionDeniedError):
+    """No credentials were found, or the service refused them (unknown key,
+    wrong secret, expired or revoked token).
+
+    A :class:`PermissionError`, never a :class:`FileNotFoundError`: code that
+    treats a missing checkpoint as "start from scratch" fails instead of
+    silently restarting when the credentials are missing or expired.
+    """
 
 
 class FailedPreconditionError(Error):
@@ -43,7 +55,8 @@ class OutOfRangeError(Error, IndexError):
 
 
 class UnavailableError(Error, ConnectionError):
-    """The server could not be reached or kept failing after retries."""
+    """The server (or the credential source a request needed) could not be
+    reached, throttled or kept failing through every retry."""
 
 
 class DeadlineExceededError(Error, TimeoutError):
@@ -59,7 +72,8 @@ class CancelledError(Error):
 
 
 class ResourceExhaustedError(Error):
-    """A limit was reached (throttling that outlasted the retries, a full budget)."""
+    """A quota or budget is full (throttling that outlasts the retries is
+    :class:`UnavailableError`)."""
 
 
 class UnimplementedError(Error, NotImplementedError):
@@ -75,7 +89,7 @@ _BY_CODE = {
     "NotFound": NotFoundError,
     "AlreadyExists": AlreadyExistsError,
     "PermissionDenied": PermissionDeniedError,
-    "Unauthenticated": PermissionDeniedError,
+    "Unauthenticated": UnauthenticatedError,
     "FailedPrecondition": FailedPreconditionError,
     "OutOfRange": OutOfRangeError,
     "Unavailable": UnavailableError,

@@ -19,4 +19,9 @@ def test_status_codes_map_to_builtin_exceptions() -> None:
     assert error.code == "NotFound"
     assert isinstance(spool.errors._from_status("InvalidArgument", "x"), ValueError)
     assert isinstance(spool.errors._from_status("PermissionDenied", "x"), PermissionError)
+    unauthenticated = spool.errors._from_status("Unauthenticated", "no AWS credentials found")
+    assert isinstance(unauthenticated, spool.UnauthenticatedError)
+    assert isinstance(unauthenticated, spool.PermissionDeniedError)
+    assert isinstance(unauthenticated, PermissionError)
+    assert not isinstance(unauthenticated, FileNotFoundError)
     assert type(spool.errors._from_status("SomethingNew", "x")) is spool.Error

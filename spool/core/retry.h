@@ -15,6 +15,21 @@
 // sleep wakes up early on a cancel. Clock, sleep and
 // randomness are injectable so tests run instantly. Thread-safe: a RetryPolicy
 // is a value and RetryContext functions may be called from any thread.
+//
+// Credentials: a credential or token fetch (S3 STS, container and instance
+// metadata credentials; GCS metadata server and OAuth token endpoint) is part
+// of the attempt that needs it and makes ONE request per call, never a loop
+// of its own. A fetch that fails transiently answers Unavailable or
+// DeadlineExceeded, so the caller's loop retries the whole attempt, and the
+// fetched credentials are cached (they are not fetched again by the next
+// attempt once one fetch succeeded). So with max_attempts = N a request sends
+// at most N credential requests and N requests to the store, and the final
+// error says "gave up after N attempts" once. Missing, rejected or expired
+// credentials are Unauthenticated (or PermissionDenied when the service
+// refuses the operation to credentials it accepted), never NotFound, and are
+// not retried. A non-idempotent exchange, tried once, fetches its token
+// first under the same policy as an idempotent exchange: nothing has been
+// sent while the token is missing.
 #pragma once
 
 #include <chrono>

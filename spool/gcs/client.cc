@@ -208,17 +208,28 @@ Idempotency IdempotencyOf(const Preconditions& preconditions) {
 namespace {
 // The one retry layer of this client: every retried method runs its single
 // exchange through here, so a policy's max_attempts bounds the attempts of
-// each exchange, whatever the caller does.
+// each exchange, whatever the caller does. Token fetches happen inside the
+// attempt (Send) and make one request each (credentials.h), so they are
+// bounded by the same attempts. A non-idempotent exchange is tried once, so
+// its token is fetched first under the policy: nothing has been sent while
+// the token is missing, and a token endpoint that fails once must not fail
+// an unconditional write.
 template <typename Attempt>
-auto CallWithRetry(const RetryOptions& retry, Idempotency idempotency, const std::string& what, Attempt attempt,
-                   Attempts* attempts = nullptr) {
+auto CallWithRetry(const ClientOptions& options, Idempotency idempotency, const std::string& what, Attempt attempt,
+                   Attempts* attempts = nullptr) -> decltype(attempt()) {
+  if (idempotency == Idempotency::kNonIdempotent) {
+    Result<std::string> token = Retry(
+        options.retry.policy, Idempotency::kIdempotent, what,
+        [&] { return options.credentials->AuthorizationHeader(); }, options.retry.environment);
+    if (!token.ok()) return token.status();
+  }
   return Retry(
-      retry.policy, idempotency, what,
+      options.retry.policy, idempotency, what,
       [&] {
         if (attempts != nullptr) ++attempts->count;
         return attempt();
       },
-      retry.environment);
+      options.retry.environment);
 }
 }  // namespace
 
@@ -234,7 +245,7 @@ Status GcsClient::InsertBucket(std::string_view bucket, std::string_view project
   const std::string what = "create bucket gs://" + std::string(bucket);
   const std::string body = NewBucketJson(bucket);
   // A repeated create cannot replace anything: it answers 409.
-  return CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&] {
+  return CallWithRetry(options_, Idempotency::kIdempotent, what, [&] {
            HttpRequest request;
            request.method = "POST";
            request.url = WithQuery(options_.endpoint + "/storage/v1/b", {{"project", std::string(project)}});
@@ -251,7 +262,7 @@ Result<ObjectMetadata> GcsClient::GetObject(std::string_view bucket, std::string
   Query query;
   AddPreconditions(query, preconditions);
   const std::string url = WithQuery(ObjectUrl(bucket, name), query);
-  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&] {
+  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_, Idempotency::kIdempotent, what, [&] {
                            HttpRequest request;
                            request.url = url;
                            return ExchangeJson(request, what);
@@ -266,7 +277,7 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
   std::optional<int64_t> pinned = request.if_generation_match;
   // One download: a retry resumes at the byte the broken attempt reached.
   Status status = CallWithRetry(
-      options_.retry, Idempotency::kIdempotent, what,
+      options_, Idempotency::kIdempotent, what,
       [&]() -> Status {
         const uint64_t start = request.offset + result.bytes;
         std::optional<uint64_t> wanted;
@@ -318,7 +329,7 @@ Result<ObjectMetadata> GcsClient::InsertObject(std::string_view bucket, const Ne
   const std::string url = WithQuery(options_.endpoint + "/upload/storage/v1/b/" + PercentEncode(bucket) + "/o", query);
   PiecesSource source({head, data, tail});
   SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(
-                                               options_.retry, IdempotencyOf(preconditions), what,
+                                               options_, IdempotencyOf(preconditions), what,
                                                [&] {
                                                  source.Rewind();
                                                  HttpRequest request;
@@ -342,7 +353,7 @@ Result<std::string> GcsClient::StartResumableUpload(std::string_view bucket, con
   const std::string url = WithQuery(options_.endpoint + "/upload/storage/v1/b/" + PercentEncode(bucket) + "/o", query);
   const std::string metadata = NewObjectJson(object);
   // Starting a session twice only leaves an unused session behind.
-  return CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&]() -> Result<std::string> {
+  return CallWithRetry(options_, Idempotency::kIdempotent, what, [&]() -> Result<std::string> {
     HttpRequest request;
     request.method = "POST";
     request.url = url;
@@ -423,7 +434,7 @@ Result<ObjectListPage> GcsClient::ListObjects(std::string_view bucket, const Lis
   if (list.max_results > 0) query.emplace_back("maxResults", std::to_string(list.max_results));
   if (!list.fields.empty()) query.emplace_back("fields", list.fields);
   const std::string url = WithQuery(options_.endpoint + "/storage/v1/b/" + PercentEncode(bucket) + "/o", query);
-  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_.retry, Idempotency::kIdempotent, what, [&] {
+  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_, Idempotency::kIdempotent, what, [&] {
                            HttpRequest request;
                            request.url = url;
                            return ExchangeJson(request, what);
@@ -438,7 +449,7 @@ Status GcsClient::DeleteObject(std::string_view bucket, std::string_view name, c
   AddPreconditions(query, preconditions);
   const std::string url = WithQuery(ObjectUrl(bucket, name), query);
   return CallWithRetry(
-             options_.retry, IdempotencyOf(preconditions), what,
+             options_, IdempotencyOf(preconditions), what,
              [&] {
                HttpRequest request;
                request.method = "DELETE";
@@ -463,7 +474,7 @@ Result<RewriteProgress> GcsClient::RewriteObject(std::string_view source_bucket,
                                     query);
   // Rewriting one pinned source generation again yields the same object.
   const Idempotency idempotency = source_generation ? Idempotency::kIdempotent : IdempotencyOf(preconditions);
-  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_.retry, idempotency, what, [&] {
+  SPOOL_ASSIGN_OR_RETURN(std::string body, CallWithRetry(options_, idempotency, what, [&] {
                            HttpRequest request;
                            request.method = "POST";
                            request.url = url;

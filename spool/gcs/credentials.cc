@@ -41,12 +41,13 @@ std::shared_ptr<Credentials> MakeTokenCredentials(TokenCache::Fetch fetch, std::
 }
 
 Result<std::shared_ptr<Credentials>> LoadCredentialsFile(const std::string& path, std::string origin,
-                                                         std::shared_ptr<HttpTransport> transport,
-                                                         RetryOptions retry) {
+                                                         std::shared_ptr<HttpTransport> transport) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return NotFoundError("cannot read the Google credentials file " + path + " (" + origin +
-                         "): check that the path is right and readable");
+    // Unauthenticated, not NotFound: the credentials are missing, not the
+    // object the caller asked for.
+    return UnauthenticatedError("cannot read the Google credentials file " + path + " (" + origin +
+                                "): check that the path is right and readable");
   }
   std::stringstream contents;
   contents << in.rdbuf();
@@ -56,10 +57,10 @@ Result<std::shared_ptr<Credentials>> LoadCredentialsFile(const std::string& path
                                 ") is not a JSON key file: download it again from the console");
   }
   if (file->type == "service_account") {
-    return MakeServiceAccountCredentials(*file, std::move(origin), std::move(transport), retry);
+    return MakeServiceAccountCredentials(*file, std::move(origin), std::move(transport));
   }
   if (file->type == "authorized_user") {
-    return MakeAuthorizedUserCredentials(*file, std::move(origin), std::move(transport), retry);
+    return MakeAuthorizedUserCredentials(*file, std::move(origin), std::move(transport));
   }
   return UnimplementedError("the Google credentials file " + path + " (" + origin + ") has type \"" + file->type +
                             "\"; spool supports service_account and authorized_user files (on GKE, use Workload "

@@ -2,7 +2,11 @@
 // comes from.
 //
 // Every implementation is thread-safe and caches its token (TokenCache),
-// refreshing it before expiry. AuthorizationHeader() is what a request puts
+// refreshing it before expiry. A token fetch sends one request and does not
+// retry: a transient failure is Unavailable (or DeadlineExceeded) and the
+// store request that needed the token retries both (core/retry.h); a refused
+// grant, a key the endpoint does not know or a missing service account is
+// Unauthenticated. AuthorizationHeader() is what a request puts
 // in its Authorization header; anonymous credentials return "" and requests
 // go without one. Describe() says which credentials these are (kind,
 // account, file) for SPOOL_LOG=info and error messages: never a secret.
@@ -11,12 +15,12 @@
 // default_credentials.h.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "spool/core/http/transport.h"
-#include "spool/core/retry.h"
 #include "spool/core/status.h"
 #include "spool/gcs/resources.h"
 #include "spool/gcs/token_cache.h"
@@ -50,35 +54,25 @@ std::shared_ptr<Credentials> MakeTokenCredentials(TokenCache::Fetch fetch, std::
 // and exchanging it at the key's token_uri. `origin` says where the key came
 // from, for Describe() (e.g. "GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json").
 Result<std::shared_ptr<Credentials>> MakeServiceAccountCredentials(const CredentialsFile& key, std::string origin,
-                                                                   std::shared_ptr<HttpTransport> transport,
-                                                                   RetryOptions retry = {});
+                                                                   std::shared_ptr<HttpTransport> transport);
 
 // An authorized_user file (what `gcloud auth application-default login`
 // writes): tokens come from exchanging its refresh token at token_uri
 // (Google's endpoint unless the file names another).
 Result<std::shared_ptr<Credentials>> MakeAuthorizedUserCredentials(const CredentialsFile& file, std::string origin,
-                                                                   std::shared_ptr<HttpTransport> transport,
-                                                                   RetryOptions retry = {});
+                                                                   std::shared_ptr<HttpTransport> transport);
 
 // Reads a JSON credentials file and makes the credentials its "type" names.
 // Errors name the file and say what is wrong with it (never its contents).
 Result<std::shared_ptr<Credentials>> LoadCredentialsFile(const std::string& path, std::string origin,
-                                                         std::shared_ptr<HttpTransport> transport,
-                                                         RetryOptions retry = {});
+                                                         std::shared_ptr<HttpTransport> transport);
 
 // The GCE/GKE metadata server (Workload Identity on GKE). `host` is
 // "host[:port]" (GCE_METADATA_HOST) or empty for 169.254.169.254. Each
-// request has short timeouts; `retry` covers a metadata server that is not
-// ready yet in the first seconds of a pod (its environment, as everywhere,
-// lets tests run the backoff on a fake clock).
+// request has a short timeout.
 struct MetadataServerOptions {
   std::string host;
   std::chrono::milliseconds timeout{2'000};
-  RetryOptions retry{.policy = {.max_attempts = 8,
-                                .initial_backoff = std::chrono::milliseconds(200),
-                                .max_backoff = std::chrono::milliseconds(2'000),
-                                .max_elapsed = std::chrono::milliseconds(30'000)},
-                       .environment = {}};
 };
 std::shared_ptr<Credentials> MakeMetadataServerCredentials(MetadataServerOptions options,
                                                            std::shared_ptr<HttpTransport> transport);

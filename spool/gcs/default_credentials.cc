@@ -30,7 +30,7 @@ Result<std::shared_ptr<Credentials>> FindDefaultCredentials(std::shared_ptr<Http
                                                             const DefaultCredentialsEnvironment& env) {
   const Env& variables = env.variables;
   if (auto path = variables.Get("GOOGLE_APPLICATION_CREDENTIALS")) {
-    return LoadCredentialsFile(*path, "GOOGLE_APPLICATION_CREDENTIALS=" + *path, transport, env.retry);
+    return LoadCredentialsFile(*path, "GOOGLE_APPLICATION_CREDENTIALS=" + *path, transport);
   }
   std::filesystem::path gcloud_dir;
   if (auto config = variables.Get("CLOUDSDK_CONFIG")) {
@@ -42,12 +42,11 @@ Result<std::shared_ptr<Credentials>> FindDefaultCredentials(std::shared_ptr<Http
     const auto adc = gcloud_dir / "application_default_credentials.json";
     std::error_code ignored;
     if (std::filesystem::exists(adc, ignored)) {
-      return LoadCredentialsFile(adc.string(), "gcloud application-default credentials " + adc.string(), transport,
-                                 env.retry);
+      return LoadCredentialsFile(adc.string(), "gcloud application-default credentials " + adc.string(),
+                                 transport);
     }
   }
   MetadataServerOptions metadata;
-  metadata.retry.environment = env.retry.environment;
   if (auto host = variables.Get("GCE_METADATA_HOST")) {
     metadata.host = *host;
     return MakeMetadataServerCredentials(metadata, transport);

@@ -23,7 +23,6 @@
 
 #include "spool/core/env.h"
 #include "spool/core/http/transport.h"
-#include "spool/core/retry.h"
 #include "spool/core/status.h"
 #include "spool/gcs/credentials.h"
 
@@ -40,10 +39,6 @@ struct DefaultCredentialsEnvironment {
   // Whether a metadata server answers at `host`, with a short timeout;
   // default: one GET with Metadata-Flavor: Google.
   std::function<bool(const std::string& host)> metadata_server_answers;
-  // How token fetches retry: credentials files use it whole; the metadata
-  // server keeps its own policy (MetadataServerOptions) and takes only the
-  // environment, so every fetch can run on a fake clock.
-  RetryOptions retry;
 };
 
 Result<std::shared_ptr<Credentials>> FindDefaultCredentials(std::shared_ptr<HttpTransport> transport,

@@ -50,7 +50,6 @@ Result<std::shared_ptr<GcsStore>> GcsStore::Open(GcsStoreOptions options) {
     } else {
       DefaultCredentialsEnvironment lookup;
       lookup.variables = env;
-      lookup.retry = options.retry;
       auto found = FindDefaultCredentials(options.transport, lookup);
       if (!found.ok()) return found.status().WithContext("open gs://" + options.bucket);
       options.credentials = *std::move(found);

@@ -211,8 +211,14 @@ ErrorContext S3Client::Context(const Request& request, const Endpoint& endpoint,
 Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* sink) {
   Credentials credentials;
   if (!config_.anonymous) {
+    // One fetch per attempt at most (cached after the first success): a
+    // transient failure is retried by Send's loop with the request itself,
+    // whose "gave up after N attempts" names the request already.
     auto got = credentials_->Get();
-    if (!got.ok()) return got.status().WithContext(request.operation + " " + Describe(request.key));
+    if (!got.ok()) {
+      if (IsRetryable(got.status())) return got.status();
+      return got.status().WithContext(request.operation + " " + Describe(request.key));
+    }
     credentials = std::move(got).value();
   }
 
@@ -267,7 +273,9 @@ Result<HttpResponse> S3Client::Send(const Request& request, std::string* body) {
 
 Result<ObjectInfo> S3Client::HeadObject(std::string_view key) {
   Request request{"HEAD", "HEAD", std::string(key), {}, {{"x-amz-checksum-mode", "ENABLED"}}, {}};
-  SPOOL_ASSIGN_OR_RETURN(HttpResponse response, Send(request, nullptr));
+  auto sent = Send(request, nullptr);
+  if (!sent.ok()) return ExplainHeadRefusal(key, sent.status());
+  HttpResponse& response = *sent;
   ObjectInfo info;
   info.key = std::string(key);
   info.size = std::strtoull(response.headers.Get("Content-Length").value_or("0").c_str(), nullptr, 10);
@@ -276,6 +284,24 @@ Result<ObjectInfo> S3Client::HeadObject(std::string_view key) {
   info.digest = StoredDigestOf(response.headers);
   info.updated = ParseHttpDate(response.headers.Get("Last-Modified").value_or(""));
   return info;
+}
+
+// A HEAD answer has no body, so a 400 or 403 does not say why: an expired
+// session token (400 ExpiredToken), an unknown key or a wrong secret (403),
+// or a denied permission (403 AccessDenied) look alike, and a 400 would read
+// as a bad argument. One ranged GET of the same object, signed the same way,
+// brings the error document that names it; only on this error path.
+Status S3Client::ExplainHeadRefusal(std::string_view key, const Status& head) {
+  const int http_status = head.remote().http_status;
+  if (http_status != 400 && http_status != 403) return head;
+  Request probe{"HEAD", "GET", std::string(key), {}, {{"range", "bytes=0-0"}}, {}};
+  std::string body;
+  auto answer = Send(probe, &body);
+  if (answer.ok() || answer.status().remote().http_status != http_status ||
+      answer.status().remote().service_code.empty() || answer.status().remote().service_code.starts_with("HTTP ")) {
+    return head;
+  }
+  return answer.status();
 }
 
 Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& options, std::span<char> buffer) {
@@ -483,7 +509,11 @@ Result<CopyResult> S3Client::CopyObject(std::string_view from_key, std::string_v
 }
 
 Result<std::string> S3Client::PresignGet(std::string_view key, std::chrono::seconds expires) {
-  SPOOL_ASSIGN_OR_RETURN(Credentials credentials, credentials_->Get());
+  // No request follows whose loop would retry a failed credential fetch:
+  // this is that loop.
+  SPOOL_ASSIGN_OR_RETURN(Credentials credentials,
+                         Retry(config_.retry.policy, Idempotency::kIdempotent, "presign " + Describe(key),
+                               [&] { return credentials_->Get(); }, config_.retry.environment));
   const Location location = CurrentLocation();
   std::string host, path;
   Address(location.endpoint, key, &host, &path);

@@ -138,6 +138,9 @@ class S3Client {
   Result<HttpResponse> SendOnce(const Request& request, ResponseSink* sink);
   // Retried exchange whose 2xx body (if any) is collected into `body`.
   Result<HttpResponse> Send(const Request& request, std::string* body);
+  // For a HEAD refused with 400 or 403 (no body, so no error code): the
+  // error of a 1-byte GET of the same key, which names the cause; else `head`.
+  Status ExplainHeadRefusal(std::string_view key, const Status& head);
   // Where requests go: the configured region and endpoint, until a
   // wrong-region answer moves them.
   struct Location {

@@ -45,9 +45,10 @@ struct S3Options {
   PayloadSigning payload_signing = PayloadSigning::kAuto;
   uint64_t part_size = 0;  // 0: derived (see DefaultPartSize)
   int concurrency = 0;     // parts/ranges in flight per object; 0: derived
-  // How every request of the store retries, credential fetches included
-  // (they keep their own few attempts and take this environment), so that
-  // tests can run the backoff on a fake clock.
+  // How every request of the store retries. Credential fetches (STS,
+  // container, instance metadata) make one request each inside this loop
+  // (core/retry.h); the environment lets tests run the backoff on a fake
+  // clock.
   RetryOptions retry;
 };
 

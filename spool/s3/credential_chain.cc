@@ -77,7 +77,10 @@ class ChainProvider : public CredentialsProvider {
       if (!tried.empty()) tried += "; ";
       tried += got.status().message();
     }
-    none_found_ = NotFoundError(
+    // Unauthenticated, not NotFound: a caller that treats NotFound as "no
+    // such object" (start training from scratch) must not mistake missing
+    // credentials for a missing checkpoint.
+    none_found_ = UnauthenticatedError(
         "no AWS credentials found (" + tried +
         "): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, configure a profile in ~/.aws/credentials "
         "(AWS_PROFILE), or use --no-sign-request for a public bucket");
@@ -123,8 +126,8 @@ std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& option
   return MakeChain({
       MakeEnvironmentCredentials(env),
       MakeProfileCredentials(env, options.profile),
-      MakeWebIdentityCredentials(env, options.profile, options.region, http, options.retry),
-      MakeContainerCredentials(env, http, options.retry),
+      MakeWebIdentityCredentials(env, options.profile, options.region, http),
+      MakeContainerCredentials(env, http),
       MakeInstanceMetadataCredentials(env, http),
   });
 }

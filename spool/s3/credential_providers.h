@@ -17,7 +17,12 @@
 //      skips it
 //
 // A provider answers NotFound when its source is not configured; the chain
-// then tries the next. Temporary credentials are cached and refreshed
+// then tries the next. Remote sources (STS, container, instance metadata)
+// send one request per fetch and do not retry: a 5xx or a connection error
+// is Unavailable, which the store's retry loop retries along with the request
+// that needed the credentials (core/retry.h). A source that is configured but
+// refuses (an STS or container 4xx, an unreadable token file) is
+// Unauthenticated; so is the chain when no source is configured. Temporary credentials are cached and refreshed
 // 5 minutes before they expire by one thread while the others keep using the
 // still-valid ones (no stampede). All providers are thread-safe.
 #pragma once
@@ -29,7 +34,6 @@
 
 #include "spool/core/env.h"
 #include "spool/core/http/transport.h"
-#include "spool/core/retry.h"
 #include "spool/s3/credentials.h"
 
 namespace spool::s3 {
@@ -37,21 +41,11 @@ namespace spool::s3 {
 std::shared_ptr<CredentialsProvider> MakeEnvironmentCredentials(Env env);
 std::shared_ptr<CredentialsProvider> MakeProfileCredentials(Env env, std::string profile);
 
-// How the STS and container credential requests retry: a few quick attempts
-// (a credential source answers at once or not at all). A store replaces the
-// environment with its own so that tests run the backoff on a fake clock.
-inline RetryOptions CredentialFetchRetry() {
-  RetryOptions retry;
-  retry.policy.max_attempts = 3;
-  return retry;
-}
 // `http` is used for STS; the STS endpoint is AWS_ENDPOINT_URL_STS, else
 // https://sts.<region>.amazonaws.com.
 std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(Env env, std::string profile, std::string region,
-                                                                std::shared_ptr<HttpTransport> http,
-                                                                RetryOptions retry = CredentialFetchRetry());
-std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shared_ptr<HttpTransport> http,
-                                                              RetryOptions retry = CredentialFetchRetry());
+                                                                std::shared_ptr<HttpTransport> http);
+std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shared_ptr<HttpTransport> http);
 // The metadata endpoint is AWS_EC2_METADATA_SERVICE_ENDPOINT, else
 // http://169.254.169.254.
 std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env,
@@ -74,7 +68,6 @@ struct ChainOptions {
   std::string session_token;
   std::string profile;
   std::string region;  // for STS
-  RetryOptions retry = CredentialFetchRetry();  // STS and container requests
 };
 // The default chain above. `http` carries STS, container and IMDS requests.
 std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& options, Env env,

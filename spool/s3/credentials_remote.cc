@@ -4,7 +4,6 @@
 #include <optional>
 #include <sstream>
 
-#include "spool/core/retry.h"
 #include "spool/s3/config.h"
 #include "spool/s3/credential_providers.h"
 #include "spool/s3/flat_json.h"
@@ -17,7 +16,7 @@ namespace {
 
 Result<std::string> ReadTokenFile(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) return PermissionDeniedError("cannot read the " + what + " " + path + "; check that it is mounted");
+  if (!in) return UnauthenticatedError("cannot read the " + what + " " + path + "; check that it is mounted");
   std::stringstream text;
   text << in.rdbuf();
   std::string token = text.str();
@@ -44,31 +43,32 @@ Result<Credentials> FromJson(const std::string& body, const std::string& source)
   return credentials;
 }
 
-Status HttpFailure(const std::string& source, const HttpResponse& response) {
-  Status status(response.status >= 500 ? StatusCode::kUnavailable : StatusCode::kPermissionDenied,
-                source + " answered HTTP " + std::to_string(response.status) + ": " +
-                    response.error_body.substr(0, 200));
-  return status;
+// A refusal (4xx) is an authentication error, not retried: Unauthenticated
+// when the source does not accept what this machine presented, and
+// PermissionDenied for a 403 (it knows the caller and refuses). A 5xx is
+// Unavailable, which the caller's retry loop retries.
+StatusCode CodeForCredentialFailure(int http_status) {
+  if (http_status >= 500) return StatusCode::kUnavailable;
+  return http_status == 403 ? StatusCode::kPermissionDenied : StatusCode::kUnauthenticated;
 }
 
-// One exchange with a credential endpoint, retried on connection errors and
-// 5xx answers (the answer of the last attempt is returned as is).
-Result<HttpResponse> SendWithRetries(HttpTransport& http, const RetryOptions& retry, const HttpRequest& request,
-                                     std::string* body, const std::string& source) {
-  std::optional<HttpResponse> last;
-  Status status = Retry(
-      retry.policy, Idempotency::kIdempotent, source, [&]() -> Status {
-    body->clear();
-    last.reset();
-    StringSink sink(body);
-    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, http.Send(request, &sink));
-    const bool server_error = response.status >= 500;
-    last = std::move(response);
-    return server_error ? UnavailableError(source + " answered HTTP " + std::to_string(last->status)) : OkStatus();
-      },
-      retry.environment);
-  if (last && (status.ok() || status.code() == StatusCode::kUnavailable)) return std::move(*last);
-  return status;
+Status HttpFailure(const std::string& source, const HttpResponse& response) {
+  Status status(CodeForCredentialFailure(response.status),
+                source + " answered HTTP " + std::to_string(response.status) + ": " +
+                    response.error_body.substr(0, 200));
+  return status.WithRemote(RemoteError{response.status, "", ""});
+}
+
+// One exchange with a credential endpoint: a single attempt. Retrying is the
+// caller's loop's job (core/retry.h), so that a request never multiplies its
+// attempts by a credential source's.
+Result<HttpResponse> SendOnce(HttpTransport& http, const HttpRequest& request, std::string* body,
+                              const std::string& source) {
+  body->clear();
+  StringSink sink(body);
+  auto response = http.Send(request, &sink);
+  if (!response.ok()) return response.status().WithContext(source);
+  return response;
 }
 
 // The container endpoint may be plain http only on this machine or on the
@@ -92,13 +92,8 @@ std::string FormEncode(const KeyValues& fields) {
 
 class WebIdentityProvider : public CredentialsProvider {
  public:
-  WebIdentityProvider(Env env, std::string profile, std::string region, std::shared_ptr<HttpTransport> http,
-                      RetryOptions retry)
-      : env_(std::move(env)),
-        profile_(std::move(profile)),
-        region_(std::move(region)),
-        http_(std::move(http)),
-        retry_(std::move(retry)) {}
+  WebIdentityProvider(Env env, std::string profile, std::string region, std::shared_ptr<HttpTransport> http)
+      : env_(std::move(env)), profile_(std::move(profile)), region_(std::move(region)), http_(std::move(http)) {}
 
   Result<Credentials> Get() override {
     std::string token_file = env_.Get("AWS_WEB_IDENTITY_TOKEN_FILE").value_or("");
@@ -142,10 +137,14 @@ class WebIdentityProvider : public CredentialsProvider {
     request.body = form;
     std::string body;
     const std::string source = "STS AssumeRoleWithWebIdentity at " + parsed.ToString() + " for " + role_arn;
-    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, SendWithRetries(*http_, retry_, request, &body, source));
+    SPOOL_ASSIGN_OR_RETURN(HttpResponse response, SendOnce(*http_, request, &body, source));
     if (!response.ok()) {
       if (auto error = ParseStsError(response.error_body)) {
-        StatusCode code = response.status >= 500 ? StatusCode::kUnavailable : StatusCode::kPermissionDenied;
+        // InvalidIdentityToken, ExpiredTokenException: Unauthenticated;
+        // AccessDenied (the role does not trust this identity):
+        // PermissionDenied. 5xx and IDPCommunicationError: retried.
+        StatusCode code = error->code == "IDPCommunicationError" ? StatusCode::kUnavailable
+                                                                 : CodeForCredentialFailure(response.status);
         return Status(code, source + ": " + error->code + ": " + error->message)
             .WithRemote(RemoteError{response.status, error->code, error->request_id});
       }
@@ -162,13 +161,11 @@ class WebIdentityProvider : public CredentialsProvider {
   std::string profile_;
   std::string region_;
   std::shared_ptr<HttpTransport> http_;
-  const RetryOptions retry_;
 };
 
 class ContainerProvider : public CredentialsProvider {
  public:
-  ContainerProvider(Env env, std::shared_ptr<HttpTransport> http, RetryOptions retry)
-      : env_(std::move(env)), http_(std::move(http)), retry_(std::move(retry)) {}
+  ContainerProvider(Env env, std::shared_ptr<HttpTransport> http) : env_(std::move(env)), http_(std::move(http)) {}
 
   Result<Credentials> Get() override {
     std::string url;
@@ -196,7 +193,7 @@ class ContainerProvider : public CredentialsProvider {
     }
     const std::string source = "the container credentials endpoint " + url;
     std::string body;
-    auto response = SendWithRetries(*http_, retry_, request, &body, source);
+    auto response = SendOnce(*http_, request, &body, source);
     if (!response.ok()) return response.status();
     if (!response->ok()) return HttpFailure(source, *response);
     return FromJson(body, source);
@@ -206,7 +203,6 @@ class ContainerProvider : public CredentialsProvider {
  private:
   Env env_;
   std::shared_ptr<HttpTransport> http_;
-  const RetryOptions retry_;
 };
 
 class InstanceMetadataProvider : public CredentialsProvider {
@@ -270,16 +266,13 @@ class InstanceMetadataProvider : public CredentialsProvider {
 }  // namespace
 
 std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(Env env, std::string profile, std::string region,
-                                                                std::shared_ptr<HttpTransport> http,
-                                                                RetryOptions retry) {
-  return MakeRefreshingCredentials(std::make_shared<WebIdentityProvider>(
-      std::move(env), std::move(profile), std::move(region), std::move(http), std::move(retry)));
+                                                                std::shared_ptr<HttpTransport> http) {
+  return MakeRefreshingCredentials(
+      std::make_shared<WebIdentityProvider>(std::move(env), std::move(profile), std::move(region), std::move(http)));
 }
 
-std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shared_ptr<HttpTransport> http,
-                                                              RetryOptions retry) {
-  return MakeRefreshingCredentials(
-      std::make_shared<ContainerProvider>(std::move(env), std::move(http), std::move(retry)));
+std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shared_ptr<HttpTransport> http) {
+  return MakeRefreshingCredentials(std::make_shared<ContainerProvider>(std::move(env), std::move(http)));
 }
 
 std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env,

@@ -44,7 +44,6 @@ Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const 
     credentials = std::make_shared<StaticCredentialsProvider>(Credentials{}, "anonymous (--no-sign-request)");
   } else {
     ChainOptions chain{"", "", "", options.profile, config.region};
-    chain.retry.environment = config.retry.environment;
     credentials = MakeDefaultChain(chain, env,
                                    MeterTransport(MakeCurlTransport(credential_http), counters,
                                                   [](const HttpRequest&) { return RequestOp::kTokenFetch; }));

@@ -122,8 +122,8 @@ TEST(GcsAuth, AuthorizedUserRefreshToken) {
 TEST(GcsAuth, MetadataServerIncludingOneThatIsNotReadyYet) {
   MetadataServerOptions options;
   options.host = "127.0.0.1:" + std::to_string(Server().port);
-  options.retry.policy.initial_backoff = std::chrono::milliseconds(10);
-  // A GKE metadata server answers 503 for the first moments of a pod.
+  // A GKE metadata server answers 503 for the first moments of a pod: the
+  // store request's retry loop retries the token fetch with the request.
   ArmFault(R"({"kind":"status","status":503,"count":2,"match":"/computeMetadata/"})");
   auto credentials = MakeMetadataServerCredentials(options, Transport());
   EXPECT_NE(credentials->Describe().find("metadata server at 127.0.0.1"), std::string::npos);
@@ -139,6 +139,62 @@ TEST(GcsAuth, GceMetadataHostThroughTheDefaultChain) {
   auto header = (*credentials)->AuthorizationHeader();
   ASSERT_TRUE(header.ok()) << header.status().ToString();
   EXPECT_TRUE(header->starts_with("Bearer "));
+}
+
+// What a store answers when its credentials are refused, per credential
+// source: Unauthenticated (Python: PermissionError), never NotFound (Python:
+// FileNotFoundError, which restart code takes for "no checkpoint yet"). The
+// store asks for an object that does not exist, so a lie would show.
+void ExpectStoreRefuses(std::shared_ptr<Credentials> credentials) {
+  auto store = StoreWith(std::move(credentials), UniqueName("refused"));
+  ASSERT_NE(store, nullptr);
+  auto stat = store->Stat("no-such-object");
+  EXPECT_EQ(stat.status().code(), StatusCode::kUnauthenticated) << stat.status().ToString();
+  auto list = store->List(ListOptions{});
+  EXPECT_EQ(list.status().code(), StatusCode::kUnauthenticated) << list.status().ToString();
+}
+
+TEST(GcsAuthErrors, ServiceAccountKeyTheTokenEndpointRefuses) {
+  auto key = ParseCredentialsFile(ReadText(Server().File("service_account.json")));
+  ASSERT_TRUE(key.ok());
+  key->client_email = "someone-else@spool-test.iam.gserviceaccount.com";  // not the key's account
+  auto credentials = MakeServiceAccountCredentials(*key, "a key of another account", Transport());
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  ExpectStoreRefuses(*credentials);
+}
+
+TEST(GcsAuthErrors, AdcFileWithARevokedRefreshToken) {
+  auto file = ParseCredentialsFile(ReadText(Server().File("authorized_user.json")));
+  ASSERT_TRUE(file.ok());
+  file->refresh_token = "1//revoked";
+  auto credentials = MakeAuthorizedUserCredentials(*file, "gcloud ADC", Transport());
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  ExpectStoreRefuses(*credentials);
+}
+
+TEST(GcsAuthErrors, MetadataServerWithoutAServiceAccount) {
+  MetadataServerOptions options;
+  options.host = "127.0.0.1:" + std::to_string(Server().port);
+  ArmFault(R"({"kind":"status","status":404,"count":2,"match":"/computeMetadata/"})");  // Stat, List
+  ExpectStoreRefuses(MakeMetadataServerCredentials(options, Transport()));
+  testing::ClearFaults();
+}
+
+TEST(GcsAuthErrors, AnExpiredOrRevokedTokenTheServiceRejects) {
+  // A token the server never issued: the service answers 401, the store
+  // fetches a new token once, and that one is refused too.
+  auto credentials = MakeTokenCredentials(
+      [] {
+        return Result<AccessToken>(AccessToken{"ya29.expired", std::chrono::system_clock::now() + std::chrono::hours(1)});
+      },
+      "a token that expired");
+  ExpectStoreRefuses(credentials);  // the server checks every token presented
+}
+
+TEST(GcsAuthErrors, MissingCredentialsFile) {
+  auto credentials = LoadCredentialsFile(Server().File("no-such-key.json"), "GOOGLE_APPLICATION_CREDENTIALS",
+                                         Transport());
+  EXPECT_EQ(credentials.status().code(), StatusCode::kUnauthenticated) << credentials.status().ToString();
 }
 
 TEST(GcsAuth, EmulatorHostMeansNoCredentials) {

@@ -99,6 +99,8 @@ TEST_F(DefaultCredentialsTest, BadFilesAreNamedWithoutTheirContents) {
   auto missing = FindDefaultCredentials(transport_, Env());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("missing.json"), std::string::npos);
+  // Missing credentials, not a missing object: never NotFound.
+  EXPECT_EQ(missing.status().code(), StatusCode::kUnauthenticated) << missing.status().ToString();
 
   vars_["GOOGLE_APPLICATION_CREDENTIALS"] = WriteFile("garbage.json", "top-secret-not-json");
   auto garbage = FindDefaultCredentials(transport_, Env());

@@ -3,7 +3,16 @@
 // many as the design says: reads and preconditioned writes are retried, an
 // unconditional insert or delete is tried once and then reconciled with a
 // read. The backoff runs on a fake clock, so the test takes no real time.
+//
+// With credentials (the metadata server, a service-account key and an
+// authorized user at an OAuth token endpoint), the token fetch is part of the
+// attempt: with max_attempts = N a request sends at most N token requests and
+// N store requests, the error says "gave up after N attempts" once, and a
+// token fetched once serves every later attempt (core/retry.h).
 #include <gtest/gtest.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 
 #include <chrono>
 #include <map>
@@ -15,6 +24,7 @@
 #include "spool/core/retry.h"
 #include "spool/gcs/credentials.h"
 #include "spool/gcs/gcs_store.h"
+#include "spool/gcs/resources.h"
 
 namespace spool::gcs {
 namespace {
@@ -219,6 +229,226 @@ TEST(GcsIdempotency, FollowsThePreconditions) {
   not_match.if_generation_not_match = 7;
   EXPECT_EQ(IdempotencyOf(not_match), Idempotency::kNonIdempotent);
 }
+
+
+// ---- With credentials: one loop for the token and the request.
+
+constexpr char kTokenHost[] = "127.0.0.1:8";  // the token endpoint or metadata server
+constexpr char kObjectJson[] =
+    R"({"kind":"storage#object","name":"k","bucket":"b","generation":"1","metageneration":"1",)"
+    R"("size":"5","updated":"2024-01-01T00:00:00Z"})";
+
+// Answers the token endpoint (kTokenHost) and the store (everything else).
+// The token endpoint fails its first `token_failures` requests with 503
+// (-1: all of them) and, when `token_refused`, refuses every one (an OAuth
+// endpoint with 400 invalid_grant, the metadata server with 404: no service
+// account); the store answers every request with `store_status`.
+class TokenAndStoreTransport : public HttpTransport {
+ public:
+  TokenAndStoreTransport(int token_failures, int store_status, bool token_refused = false)
+      : token_failures_(token_failures), store_status_(store_status), token_refused_(token_refused) {}
+
+  Result<HttpResponse> Send(const HttpRequest& request, ResponseSink* sink) override {
+    HttpResponse response;
+    std::string body;
+    {
+      std::lock_guard lock(mu_);
+      if (request.url.find(kTokenHost) != std::string::npos) {
+        ++token_requests_;
+        if (token_refused_ && request.url.find("/computeMetadata/") != std::string::npos) {
+          response.status = 404;  // no service account for this instance or pod
+          body = "not found";
+        } else if (token_refused_) {
+          response.status = 400;
+          body = R"({"error":"invalid_grant","error_description":"Invalid JWT Signature."})";
+        } else if (token_failures_ < 0 || token_requests_ <= token_failures_) {
+          response.status = 503;
+          body = "busy";
+        } else {
+          response.status = 200;
+          body = R"({"access_token":"ya29.fetched","expires_in":3600,"token_type":"Bearer"})";
+        }
+      } else {
+        ++store_requests_;
+        last_authorization_ = request.headers.Get("Authorization").value_or("");
+        response.status = store_status_;
+        body = store_status_ == 200 ? kObjectJson : R"({"error":{"code":503,"message":"backend unavailable"}})";
+      }
+    }
+    if (!response.ok()) {
+      response.error_body = body;
+      return response;
+    }
+    if (sink) {
+      SPOOL_RETURN_IF_ERROR(sink->OnHeaders(response.status, response.headers));
+      SPOOL_RETURN_IF_ERROR(sink->Write(body));
+    }
+    response.bytes_received = body.size();
+    return response;
+  }
+
+  int token_requests() {
+    std::lock_guard lock(mu_);
+    return token_requests_;
+  }
+  int store_requests() {
+    std::lock_guard lock(mu_);
+    return store_requests_;
+  }
+  std::string last_authorization() {
+    std::lock_guard lock(mu_);
+    return last_authorization_;
+  }
+
+ private:
+  const int token_failures_;
+  const int store_status_;
+  const bool token_refused_;
+  std::mutex mu_;
+  int token_requests_ = 0;
+  int store_requests_ = 0;
+  std::string last_authorization_;
+};
+
+// A fresh RSA key in PEM: the token endpoint here does not check signatures.
+std::string NewPrivateKeyPem() {
+  EVP_PKEY* key = EVP_RSA_gen(2048);
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio, &data);
+  std::string pem(data, static_cast<size_t>(size));
+  BIO_free(bio);
+  EVP_PKEY_free(key);
+  return pem;
+}
+
+enum class TokenSource { kMetadataServer, kServiceAccountKey, kAuthorizedUser };
+
+std::shared_ptr<Credentials> MakeCredentials(TokenSource source, std::shared_ptr<HttpTransport> transport) {
+  const std::string token_uri = std::string("http://") + kTokenHost + "/token";
+  CredentialsFile file;
+  file.token_uri = token_uri;
+  switch (source) {
+    case TokenSource::kMetadataServer: {
+      MetadataServerOptions options;
+      options.host = kTokenHost;
+      return MakeMetadataServerCredentials(options, std::move(transport));
+    }
+    case TokenSource::kServiceAccountKey: {
+      static const std::string pem = NewPrivateKeyPem();
+      file.type = "service_account";
+      file.client_email = "spool-test@spool-test.iam.gserviceaccount.com";
+      file.private_key = pem;
+      auto credentials = MakeServiceAccountCredentials(file, "a test key", std::move(transport));
+      EXPECT_TRUE(credentials.ok()) << credentials.status().ToString();
+      return credentials.ok() ? *credentials : nullptr;
+    }
+    case TokenSource::kAuthorizedUser: {
+      file.type = "authorized_user";
+      file.client_id = "client";
+      file.client_secret = "secret";
+      file.refresh_token = "1//refresh";
+      auto credentials = MakeAuthorizedUserCredentials(file, "a test ADC file", std::move(transport));
+      EXPECT_TRUE(credentials.ok()) << credentials.status().ToString();
+      return credentials.ok() ? *credentials : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+class GcsCredentialedRetryBounds : public ::testing::TestWithParam<TokenSource> {
+ protected:
+  std::shared_ptr<GcsStore> Open(int token_failures, int store_status, bool token_refused = false) {
+    transport_ = std::make_shared<TokenAndStoreTransport>(token_failures, store_status, token_refused);
+    GcsStoreOptions options;
+    options.bucket = "b";
+    options.endpoint = "http://127.0.0.1:9";  // never contacted: the transport answers
+    options.transport = transport_;
+    options.credentials = MakeCredentials(GetParam(), transport_);
+    options.retry.policy.max_attempts = kMaxAttempts;
+    options.retry.policy.initial_backoff = std::chrono::seconds(5);
+    options.retry.policy.max_backoff = std::chrono::seconds(20);
+    options.retry.environment = clock_.Environment();
+    auto store = GcsStore::Open(options);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? *store : nullptr;
+  }
+
+  static int Count(const std::string& text, const std::string& part) {
+    int n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  }
+
+  FakeClock clock_;
+  std::shared_ptr<TokenAndStoreTransport> transport_;
+};
+
+TEST_P(GcsCredentialedRetryBounds, TokenEndpointFailingMakesMaxAttemptsInAllAndSaysSoOnce) {
+  auto store = Open(/*token_failures=*/-1, /*store_status=*/503);
+  auto stat = store->Stat("k");
+  ASSERT_FALSE(stat.ok());
+  EXPECT_EQ(stat.status().code(), StatusCode::kUnavailable) << stat.status().ToString();
+  EXPECT_EQ(transport_->token_requests(), kMaxAttempts);  // not kMaxAttempts squared
+  EXPECT_EQ(transport_->store_requests(), 0);             // no token to send
+  const std::string message = stat.status().message();
+  EXPECT_EQ(Count(message, "gave up after"), 1) << message;
+  EXPECT_NE(message.find("gave up after 3 attempts"), std::string::npos) << message;
+  EXPECT_NE(message.find("gs://b/k"), std::string::npos) << message;
+}
+
+TEST_P(GcsCredentialedRetryBounds, ATokenFetchedOnceServesEveryAttemptOfAFailingStore) {
+  auto store = Open(/*token_failures=*/0, /*store_status=*/503);
+  auto stat = store->Stat("k");
+  ASSERT_FALSE(stat.ok());
+  EXPECT_EQ(stat.status().code(), StatusCode::kUnavailable) << stat.status().ToString();
+  EXPECT_EQ(transport_->token_requests(), 1);
+  EXPECT_EQ(transport_->store_requests(), kMaxAttempts);
+  EXPECT_EQ(Count(stat.status().message(), "gave up after"), 1) << stat.status().ToString();
+}
+
+TEST_P(GcsCredentialedRetryBounds, ATransientTokenFailureIsRetriedByTheRequestsLoop) {
+  auto store = Open(/*token_failures=*/1, /*store_status=*/200);
+  auto stat = store->Stat("k");
+  ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+  EXPECT_EQ(transport_->token_requests(), 2);
+  EXPECT_EQ(transport_->store_requests(), 1);
+  EXPECT_EQ(transport_->last_authorization(), "Bearer ya29.fetched");
+  ASSERT_TRUE(store->Stat("k").ok());
+  EXPECT_EQ(transport_->token_requests(), 2);  // cached
+}
+
+TEST_P(GcsCredentialedRetryBounds, AnUnconditionalWriteFetchesItsTokenUnderThePolicyThenSendsOnce) {
+  auto store = Open(/*token_failures=*/2, /*store_status=*/200);
+  auto writer = store->OpenWrite("k");
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->Append("small").ok());
+  auto closed = (*writer)->Close();
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  EXPECT_EQ(transport_->token_requests(), 3);
+  EXPECT_EQ(transport_->store_requests(), 1);
+}
+
+TEST_P(GcsCredentialedRetryBounds, ARefusedTokenIsUnauthenticatedAtOnce) {
+  auto store = Open(/*token_failures=*/0, /*store_status=*/200, /*token_refused=*/true);
+  auto stat = store->Stat("k");
+  EXPECT_EQ(stat.status().code(), StatusCode::kUnauthenticated) << stat.status().ToString();
+  EXPECT_EQ(transport_->token_requests(), 1);
+  EXPECT_EQ(transport_->store_requests(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sources, GcsCredentialedRetryBounds,
+                         ::testing::Values(TokenSource::kMetadataServer, TokenSource::kServiceAccountKey,
+                                           TokenSource::kAuthorizedUser),
+                         [](const ::testing::TestParamInfo<TokenSource>& info) {
+                           switch (info.param) {
+                             case TokenSource::kMetadataServer: return "MetadataServer";
+                             case TokenSource::kServiceAccountKey: return "ServiceAccountKey";
+                             case TokenSource::kAuthorizedUser: return "AuthorizedUser";
+                           }
+                           return "Unknown";
+                         });
 
 }  // namespace
 }  // namespace spool::gcs

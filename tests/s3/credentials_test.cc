@@ -174,7 +174,7 @@ TEST_F(CredentialsTest, ContainerCredentialsWithAuthorizationTokenFile) {
   env.erase("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
   env["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "wrong-token";
   auto refused = MakeContainerCredentials(Env::Fixed(env), http_)->Get();
-  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated) << refused.status().ToString();
 
   EXPECT_EQ(MakeContainerCredentials(Env::Fixed(Empty()), http_)->Get().status().code(), StatusCode::kNotFound);
 
@@ -243,7 +243,9 @@ TEST_F(CredentialsTest, ContainerComesBeforeInstanceMetadataAndAfterFiles) {
 
 TEST_F(CredentialsTest, NoCredentialsAnywhereSaysWhatToDo) {
   auto got = MakeDefaultChain({}, Env::Fixed(Empty()), http_)->Get();
-  EXPECT_EQ(got.status().code(), StatusCode::kNotFound);
+  // Not NotFound: a caller must never mistake missing credentials for a
+  // missing object.
+  EXPECT_EQ(got.status().code(), StatusCode::kUnauthenticated);
   EXPECT_NE(got.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos) << got.status().ToString();
   EXPECT_NE(got.status().message().find("--no-sign-request"), std::string::npos);
 }

@@ -33,8 +33,8 @@ TEST(S3Errors, ServiceCodesMapToCanonicalCodes) {
       {"NoSuchBucket", 404, StatusCode::kNotFound},
       {"NoSuchUpload", 404, StatusCode::kNotFound},
       {"AccessDenied", 403, StatusCode::kPermissionDenied},
-      {"SignatureDoesNotMatch", 403, StatusCode::kPermissionDenied},
-      {"InvalidAccessKeyId", 403, StatusCode::kPermissionDenied},
+      {"SignatureDoesNotMatch", 403, StatusCode::kUnauthenticated},
+      {"InvalidAccessKeyId", 403, StatusCode::kUnauthenticated},
       {"ExpiredToken", 400, StatusCode::kUnauthenticated},
       {"PreconditionFailed", 412, StatusCode::kFailedPrecondition},
       {"InvalidRange", 416, StatusCode::kOutOfRange},
@@ -76,7 +76,7 @@ TEST(S3Errors, RetryableAnswersAreRetriedByTheCoreLoop) {
 
 TEST(S3Errors, WrongSecretIsOneLineNamingEndpointBucketAndKeyId) {
   Status status = ErrorFromResponse(Answer(403, ErrorBody("SignatureDoesNotMatch")), kContext);
-  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(status.code(), StatusCode::kUnauthenticated);
   EXPECT_EQ(status.remote().http_status, 403);
   EXPECT_EQ(status.remote().service_code, "SignatureDoesNotMatch");
   EXPECT_EQ(status.remote().request_id, "req-1");

@@ -9,6 +9,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <random>
+#include <tuple>
 
 #include "spool/core/bytes.h"
 #include "spool/core/crc32c.h"
@@ -406,7 +408,7 @@ TEST(S3Store, DeclaredCrc32cIsStoredAndEnforced) {
   EXPECT_EQ(IncompleteUploads(store->client(), prefix), 0);
 }
 
-TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {
+TEST(S3Store, WrongSecretIsUnauthenticatedNamingEndpointBucketAndKeyId) {
   if (TestServer() == "moto") GTEST_SKIP() << "moto checks no signatures: it accepts any secret";
   const Env env = CurrentEnv();
   std::map<std::string, std::string> variables{
@@ -421,7 +423,7 @@ TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {
   auto stat = (*store)->List({});
   ASSERT_FALSE(stat.ok());
   const Status& status = stat.status();
-  EXPECT_EQ(status.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(status.code(), StatusCode::kUnauthenticated);
   const std::string line = status.ToString();
   EXPECT_EQ(line.find('\n'), std::string::npos);
   for (const std::string& part : {variables["AWS_ENDPOINT_URL"], "s3://" + TestBucket(),
@@ -429,6 +431,33 @@ TEST(S3Store, WrongSecretIsPermissionDeniedNamingEndpointBucketAndKeyId) {
     EXPECT_NE(line.find(part), std::string::npos) << part << " missing from: " << line;
   }
   EXPECT_EQ(line.find("not-the-right-secret"), std::string::npos) << line;
+}
+
+// A key the server does not know, and a wrong secret, on Stat (a HEAD, whose
+// answer has no body) as on List: Unauthenticated, never NotFound, though
+// the object asked for does not exist either.
+TEST(S3Store, RefusedKeysAreUnauthenticatedOnStatAndList) {
+  if (TestServer() == "moto") GTEST_SKIP() << "moto checks no signatures: it accepts any key";
+  const Env env = CurrentEnv();
+  for (const auto& [key_id, secret, code] :
+       {std::tuple<std::string, std::string, std::string>{"AKIDNOBODYKNOWS00001", "any-secret-0123456789",
+                                                          "InvalidAccessKeyId"},
+        {env.Get("AWS_ACCESS_KEY_ID").value_or(""), "not-the-right-secret-0123456789", "SignatureDoesNotMatch"}}) {
+    std::map<std::string, std::string> variables{{"AWS_ENDPOINT_URL", env.Get("AWS_ENDPOINT_URL").value_or("")},
+                                                 {"AWS_ACCESS_KEY_ID", key_id},
+                                                 {"AWS_SECRET_ACCESS_KEY", secret},
+                                                 {"AWS_EC2_METADATA_DISABLED", "true"},
+                                                 {"AWS_CONFIG_FILE", "/dev/null"},
+                                                 {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}};
+    auto store = S3Store::Open(TestBucket(), {}, Env::Fixed(variables));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto stat = (*store)->Stat(UniquePrefix("refused") + "no-such-object");
+    EXPECT_EQ(stat.status().code(), StatusCode::kUnauthenticated) << stat.status().ToString();
+    EXPECT_EQ(stat.status().remote().service_code, code) << stat.status().ToString();
+    auto list = (*store)->List({});
+    EXPECT_EQ(list.status().code(), StatusCode::kUnauthenticated) << list.status().ToString();
+    EXPECT_EQ(list.status().remote().service_code, code) << list.status().ToString();
+  }
 }
 
 TEST(S3Store, MissingBucketAndKeyAreNotFound) {

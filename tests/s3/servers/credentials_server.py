@@ -3,7 +3,8 @@
 
     credentials_server.py sts <role arn> <token file>
     credentials_server.py container <authorization token>
-    credentials_server.py imds
+    credentials_server.py imds [no-role]
+    credentials_server.py refuse <http status> <S3 error code>
 
 Binds 127.0.0.1 on a free port, prints the port on the first line of stdout,
 and serves until killed. Every request is checked the way the real service
@@ -17,7 +18,11 @@ client under test fails visibly:
   (inside the client's refresh window, so every Get refreshes).
 - container: GET /credentials with the given Authorization header.
 - imds: IMDSv2: PUT /latest/api/token with a TTL header, then GETs carrying
-  the token: the role list, then the role's credentials.
+  the token: the role list, then the role's credentials. With no-role the
+  role list answers 404, as on an instance with no IAM role attached.
+- refuse: an S3 endpoint that refuses every request with the given status
+  and S3 error document (InvalidAccessKeyId, SignatureDoesNotMatch,
+  ExpiredToken, ...); HEAD answers carry no body, as S3's do.
 """
 import datetime
 import http.server
@@ -57,7 +62,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "<ErrorResponse><Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error>"
                     "<RequestId>req-sts</RequestId></ErrorResponse>" % (code, message), "text/xml")
 
+    def refuse(self):
+        self.body()
+        status, code = int(sys.argv[2]), sys.argv[3]
+        body = "" if self.command == "HEAD" else (
+            "<Error><Code>%s</Code><Message>refused by the test server</Message>"
+            "<RequestId>req-refuse</RequestId></Error>" % code)
+        self.answer(status, body, "application/xml")
+
+    def do_HEAD(self):
+        if MODE == "refuse":
+            return self.refuse()
+        self.answer(404, "")
+
     def do_POST(self):
+        if MODE == "refuse":
+            return self.refuse()
         if MODE != "sts" or self.path != "/":
             return self.answer(404, "{}")
         form = urllib.parse.parse_qs(self.body())
@@ -85,6 +105,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 </AssumeRoleWithWebIdentityResponse>""" % (current_token, expiration(2)), "text/xml")
 
     def do_PUT(self):
+        if MODE == "refuse":
+            return self.refuse()
         if MODE == "imds" and self.path == "/latest/api/token":
             if not self.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
                 return self.answer(400, "missing TTL", "text/plain")
@@ -92,6 +114,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.answer(404, "{}")
 
     def do_GET(self):
+        if MODE == "refuse":
+            return self.refuse()
         if MODE == "container":
             if self.path != "/credentials":
                 return self.answer(404, "{}")
@@ -104,6 +128,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.headers.get("X-aws-ec2-metadata-token") != IMDS_TOKEN:
                 return self.answer(401, "", "text/plain")
             if self.path == "/latest/meta-data/iam/security-credentials/":
+                if sys.argv[2:] == ["no-role"]:
+                    return self.answer(404, "", "text/plain")
                 return self.answer(200, "test-role", "text/plain")
             if self.path == "/latest/meta-data/iam/security-credentials/test-role":
                 return self.answer(200, json.dumps({
