@@ -367,3 +367,12 @@ class DataLoader(torch.utils.data.DataLoader):
 
 
 __all__ = ["DataLoader", "StreamingDataset", "consumed_per_worker", "load", "save"]
+
+# torch.distributed.checkpoint storage (spool/torch_dcp.py), as spool.torch.dcp:
+# registered under that name too, so `from spool.torch.dcp import StorageWriter` works.
+if torch.distributed.is_available():
+    import sys as _sys
+
+    from spool import torch_dcp as dcp  # noqa: E402
+
+    _sys.modules[__name__ + ".dcp"] = dcp
