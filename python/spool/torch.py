@@ -369,10 +369,14 @@ class DataLoader(torch.utils.data.DataLoader):
 __all__ = ["DataLoader", "StreamingDataset", "consumed_per_worker", "load", "save"]
 
 # torch.distributed.checkpoint storage (spool/torch_dcp.py), as spool.torch.dcp:
-# registered under that name too, so `from spool.torch.dcp import StorageWriter` works.
-if torch.distributed.is_available():
-    import sys as _sys
-
+# registered under that name too, so `from spool.torch.dcp import StorageWriter`
+# works. A torch without distributed support, or older than DCP's storage
+# interface (2.4), has no spool.torch.dcp; the rest of this module still works.
+try:
     from spool import torch_dcp as dcp  # noqa: E402
+except ImportError:
+    pass
+else:
+    import sys as _sys
 
     _sys.modules[__name__ + ".dcp"] = dcp

@@ -8,11 +8,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import urllib.request
 import uuid
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import torch
@@ -21,49 +18,20 @@ from torch.distributed.checkpoint.api import CheckpointException
 
 import dcp_workers
 import spool
+from gcs_fixture import gcs_prefix, gcs_server  # noqa: F401 (fixtures)
 from spool.torch.dcp import FORMAT, METADATA_PATH, StorageReader, StorageWriter
-
-REPO = Path(__file__).resolve().parents[2]
-GCS_SERVER_FIXTURE = REPO / "tests" / "gcs" / "server" / "fixture.py"
 
 # DCP warns on every save and load without a process group (the single-process tests).
 pytestmark = pytest.mark.filterwarnings("ignore:torch.distributed is disabled")
 
 
-@pytest.fixture(scope="module")
-def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The project's GCS server with one fresh bucket; yields the bucket's name and sets nothing."""
-    folder = tmp_path_factory.mktemp("gcs-server")
-    subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "start", str(folder)], check=True,
-                   capture_output=True, timeout=60)
-    try:
-        yield f"127.0.0.1:{int((folder / 'port').read_text())}"
-    finally:
-        subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "stop", str(folder)], check=True,
-                       capture_output=True, timeout=60)
-
-
-def gcs_prefix(host: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A fresh gs:// prefix on the GCS server; spool (and the spawned ranks,
-    which inherit the environment) reach it through STORAGE_EMULATOR_HOST."""
-    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GCE_METADATA_HOST", "CLOUDSDK_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", host)
-    bucket = f"spool-dcp-{uuid.uuid4().hex[:12]}"
-    request = urllib.request.Request(f"http://{host}/storage/v1/b?project=spool-test", method="POST",
-                                     data=json.dumps({"name": bucket}).encode(),
-                                     headers={"Content-Type": "application/json"})
-    urllib.request.urlopen(request, timeout=30).close()
-    return f"gs://{bucket}/dcp"
-
-
 @pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3), "gcs"])
-def store_root(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+def store_root(tmp_path: Path, request: pytest.FixtureRequest) -> str:
     """A fresh checkpoint root: a local folder, a prefix on Ceph RGW, a prefix on the GCS server."""
     if request.param == "s3":
         return request.getfixturevalue("s3_prefix")
     if request.param == "gcs":
-        return gcs_prefix(request.getfixturevalue("gcs_server"), monkeypatch)
+        return request.getfixturevalue("gcs_prefix")
     return str(tmp_path / "ckpt")
 
 
