@@ -330,6 +330,8 @@ class StorageReader(_StorageReader):
         self._files: Dict[str, CheckpointFile] = {}  # the step's files by path, from its manifest
         self._loaded_step: Optional[int] = None
         self._storage_data: Dict[MetadataIndex, Dict[str, Any]] = {}
+        #: Bytes of items this reader fetched since it was made (what the load plans needed).
+        self.bytes_read = 0
 
     def reset(self, checkpoint_id: Union[int, str, "os.PathLike[str]", None] = None) -> None:
         """Starts a new load; ``checkpoint_id`` (when given) is its step."""
@@ -387,6 +389,7 @@ class StorageReader(_StorageReader):
                 reads = [pool.submit(self._read_items, path, items) for path, items in by_file.items()]
                 for done in as_completed(reads):
                     for item, payload in done.result():
+                        self.bytes_read += len(payload)
                         _load_item(item, payload, planner)
         future: Future = Future()
         future.set_result(None)

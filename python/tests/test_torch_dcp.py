@@ -125,6 +125,21 @@ def test_single_process_save_and_load(tmp_path: Path) -> None:
     assert listed[0].metadata == {"format": FORMAT, "dcp_world_size": "1"}
 
 
+def test_reader_fetches_only_the_items_loaded(tmp_path: Path) -> None:
+    """Loading one small tensor of a checkpoint reads that item's bytes only,
+    not the files it shares with a large one."""
+    root = str(tmp_path / "ckpt")
+    state = {"small": torch.arange(10.0), "large": torch.randn(512, 512)}
+    dcp.save(state, storage_writer=StorageWriter(root, 1, files_per_rank=1))
+    reader = StorageReader(root)
+    target = {"small": torch.zeros(10)}
+    dcp.load(target, storage_reader=reader)
+    assert torch.equal(target["small"], state["small"])
+    with spool.CheckpointManager(root) as manager:
+        (data,) = [f for f in manager.read_manifest(1).files if f.path.endswith(".distcp")]
+    assert 0 < reader.bytes_read < 4096 < data.size
+
+
 def test_committed_step_is_refused(tmp_path: Path) -> None:
     root = str(tmp_path / "ckpt")
     dcp.save({"a": torch.ones(3)}, storage_writer=StorageWriter(root, 5))
