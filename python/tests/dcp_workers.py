@@ -122,6 +122,13 @@ def load_only(rank: int, world: int, root: str, step: int) -> None:
     load_and_check(root, step, world)
 
 
+def steps(rank: int, world: int, root: str, *scenarios: tuple[Callable[..., None], int]) -> None:
+    """Several scenarios one after another in the same ranks (saves process start-ups)."""
+    for scenario, step in scenarios:
+        scenario(rank, world, root, step)
+        dist.barrier()
+
+
 class _KilledAfterUpload(StorageWriter):
     """Rank 1 is SIGKILLed once its items are uploaded and its part written, before the commit."""
 

@@ -52,10 +52,10 @@ def test_save_load_on_4_and_2_ranks_and_reshard(store_root: str, tmp_path: Path)
     value, a model and its Adam state. 2 ranks then load the 4-rank step 2
     (resharded) and save and load step 3. Each is a committed spool step
     that the manager lists and `spool ckpt list/verify` see."""
-    assert run(tmp_path, 4, dcp_workers.save_load, store_root, 1) == [0] * 4
-    assert run(tmp_path, 4, dcp_workers.async_save_load, store_root, 2) == [0] * 4
-    assert run(tmp_path, 2, dcp_workers.load_only, store_root, 2) == [0] * 2
-    assert run(tmp_path, 2, dcp_workers.save_load, store_root, 3) == [0] * 2
+    assert run(tmp_path, 4, dcp_workers.steps, store_root,
+               (dcp_workers.save_load, 1), (dcp_workers.async_save_load, 2)) == [0] * 4
+    assert run(tmp_path, 2, dcp_workers.steps, store_root,
+               (dcp_workers.load_only, 2), (dcp_workers.save_load, 3)) == [0] * 2
 
     with spool.CheckpointManager(store_root) as manager:
         listed = manager.list()
