@@ -81,8 +81,8 @@ def test_rank_killed_mid_save_leaves_previous_step_latest(backend: str, tmp_path
                                                           request: pytest.FixtureRequest) -> None:
     """Rank 1 of 2 is SIGKILLed after uploading its items and writing its part,
     before the commit: the step is never committed nor listed (`spool ckpt
-    list` neither), the previous step stays latest and loads, and `spool ckpt
-    gc` removes the leftovers."""
+    list` neither), the previous step stays latest and loads, `spool ckpt gc`
+    removes the leftovers, and the step saved again commits."""
     root = request.getfixturevalue("s3_prefix") if backend == "s3" else str(tmp_path / "ckpt")
     assert run(tmp_path, 2, dcp_workers.save_load, root, 1) == [0, 0]
     codes = run(tmp_path, 2, dcp_workers.save_killed, root, 2)
@@ -104,6 +104,10 @@ def test_rank_killed_mid_save_leaves_previous_step_latest(backend: str, tmp_path
     gc = cli("ckpt", "gc", root, "--older-than", "0s")
     assert gc.returncode == 0, gc.stderr
     assert spool.ls(f"{root}/step-000000000002/rank-00002", recursive=True) == []
+    # The restarted job saves the same step again, and it commits.
+    assert run(tmp_path, 2, dcp_workers.save_load, root, 2) == [0, 0]
+    with spool.CheckpointManager(root) as manager:
+        assert [m.step for m in manager.list()] == [1, 2]
 
 
 def test_single_process_save_and_load(tmp_path: Path) -> None:
