@@ -23,6 +23,9 @@ class CheckpointFile:
     path: str
     size: int
     crc32c: int
+    #: Where the bytes are stored, relative to the same folder as ``path``:
+    #: under the folder of the save attempt that wrote them (``save-<id>/...``).
+    stored_path: str = ""
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,10 @@ class CheckpointManager:
     all); ``save_every_steps`` / ``save_every_seconds`` drive
     :meth:`should_save`; ``attempt`` and ``part_timeout_seconds`` are for
     several ranks (docs/checkpoints.md); ``copy_on_capture`` makes
-    :meth:`save_async` copy source files instead of hard-linking them.
+    :meth:`save_async` copy source files instead of hard-linking them;
+    ``clean_stale_parts=False`` keeps this rank's parts of uncommitted steps
+    that opening would otherwise delete (for a process that saves one step
+    of a job whose other saves may still be in flight).
 
     Leaving the ``with`` block normally waits for a background save; leaving
     it by an exception (or :meth:`close`) cancels it, and the step stays
@@ -140,11 +146,12 @@ class CheckpointManager:
 
     def __init__(self, root: PathLike, *, keep_last: Optional[int] = None, save_every_steps: int = 0,
                  save_every_seconds: float = 0, rank: int = 0, world_size: int = 1, attempt: str = "",
-                 part_timeout_seconds: float = 600, copy_on_capture: bool = False) -> None:
+                 part_timeout_seconds: float = 600, copy_on_capture: bool = False,
+                 clean_stale_parts: bool = True) -> None:
         self.root = os.fspath(root)
         self._native = _spool._CheckpointManager(self.root, rank, world_size, keep_last or 0, save_every_steps,
                                                  save_every_seconds, attempt, part_timeout_seconds,
-                                                 copy_on_capture)
+                                                 copy_on_capture, clean_stale_parts)
         self._pending: Optional[SaveHandle] = None  # the last save_async, until waited for
 
     def should_save(self, step: int) -> bool:
@@ -202,6 +209,10 @@ class CheckpointManager:
     def list(self) -> list[CheckpointManifest]:
         """Every committed checkpoint, oldest first."""
         return [_manifest(m) for m in self._native.list()]
+
+    def read_manifest(self, step: int) -> CheckpointManifest:
+        """The manifest of committed ``step`` (FileNotFoundError when it is not committed)."""
+        return _manifest(self._native.read_manifest(step))
 
     def restore(self, folder: PathLike, step: Optional[int] = None, rank: Optional[int] = None, *,
                 replace: bool = False) -> CheckpointManifest:

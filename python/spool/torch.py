@@ -536,3 +536,16 @@ class DataLoader(torch.utils.data.DataLoader):
 
 
 __all__ = ["DataLoader", "RecordMapDataset", "StreamingDataset", "consumed_per_worker", "load", "save"]
+
+# torch.distributed.checkpoint storage (spool/torch_dcp.py), as spool.torch.dcp:
+# registered under that name too, so `from spool.torch.dcp import StorageWriter`
+# works. A torch without distributed support, or older than DCP's storage
+# interface (2.4), has no spool.torch.dcp; the rest of this module still works.
+try:
+    from spool import torch_dcp as dcp  # noqa: E402
+except ImportError:
+    pass
+else:
+    import sys as _sys
+
+    _sys.modules[__name__ + ".dcp"] = dcp

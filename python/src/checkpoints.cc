@@ -39,6 +39,7 @@ py::dict FilesAndMetadata(const std::vector<CheckpointFile>& files, const std::m
     entry["path"] = file.path;
     entry["size"] = file.size;
     entry["crc32c"] = file.crc32c;
+    entry["stored_path"] = file.object_path();  // where the bytes are, relative to the same folder as `path`
     file_list.append(entry);
   }
   py::dict out;
@@ -65,7 +66,8 @@ py::dict ManifestDict(const CheckpointManifest& manifest) {
 class Manager {
  public:
   Manager(const std::string& root, int rank, int world_size, int keep_last, int64_t save_every_steps,
-          double save_every_seconds, std::string attempt, double part_timeout_seconds, bool copy_on_capture) {
+          double save_every_seconds, std::string attempt, double part_timeout_seconds, bool copy_on_capture,
+          bool clean_stale_parts) {
     CheckpointOptions options;
     options.rank = rank;
     options.world_size = world_size;
@@ -75,6 +77,7 @@ class Manager {
     options.attempt = std::move(attempt);
     options.part_timeout = std::chrono::seconds(static_cast<int64_t>(part_timeout_seconds));
     options.copy_on_capture = copy_on_capture;
+    options.clean_stale_parts_on_start = clean_stale_parts;
     py::gil_scoped_release release;
     manager_ = Unwrap(CheckpointManager::Open(root, options));
   }
@@ -159,6 +162,15 @@ class Manager {
     return out;
   }
 
+  py::dict ReadManifest(int64_t step) {
+    CheckpointManager& manager = Get();
+    CheckpointManifest manifest = [&] {
+      py::gil_scoped_release release;
+      return Unwrap(manager.ReadManifest(step));
+    }();
+    return ManifestDict(manifest);
+  }
+
   py::dict Restore(const std::filesystem::path& folder, std::optional<int64_t> step, std::optional<int> rank,
                    bool replace) {
     CheckpointManager& manager = Get();
@@ -208,10 +220,10 @@ void RegisterCheckpoints(py::module_& m) {
   m.def("_checkpoint_source", &MakeSource, py::arg("folder"), py::arg("files"), py::arg("buffers"),
         py::arg("follow_symlinks"));
   py::class_<Manager>(m, "_CheckpointManager")
-      .def(py::init<const std::string&, int, int, int, int64_t, double, std::string, double, bool>(),
+      .def(py::init<const std::string&, int, int, int, int64_t, double, std::string, double, bool, bool>(),
            py::arg("root"), py::arg("rank"), py::arg("world_size"), py::arg("keep_last"),
            py::arg("save_every_steps"), py::arg("save_every_seconds"), py::arg("attempt"),
-           py::arg("part_timeout_seconds"), py::arg("copy_on_capture"))
+           py::arg("part_timeout_seconds"), py::arg("copy_on_capture"), py::arg("clean_stale_parts"))
       .def("close", &Manager::Close)
       .def("stats", &Manager::Stats)
       .def("should_save", &Manager::ShouldSave, py::arg("step"))
@@ -221,6 +233,7 @@ void RegisterCheckpoints(py::module_& m) {
       .def("save_in_flight", &Manager::SaveInFlight)
       .def("latest", &Manager::Latest)
       .def("list", &Manager::List)
+      .def("read_manifest", &Manager::ReadManifest, py::arg("step"))
       .def("restore", &Manager::Restore, py::arg("folder"), py::arg("step"), py::arg("rank"), py::arg("replace"));
 }
 

@@ -1,4 +1,5 @@
-// Objects: stat, ls, rm, copy, and the reader/writer behind spool.open().
+// Objects: stat, ls, rm, copy, the reader/writer behind spool.open(), and
+// the CRC32C that spool checks objects with.
 //
 // Every call that may wait on the network or the disk releases the GIL; the
 // arguments are copied into C++ values first, so no Python object is touched
@@ -21,6 +22,7 @@
 
 #include "bindings.h"
 #include "process.h"
+#include "spool/core/crc32c.h"
 #include "spool/core/storage/listing.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/storage/transfer.h"
@@ -254,6 +256,16 @@ py::dict Copy(const std::string& from_url, const std::string& to_url) {
   return InfoDict(*to.store, info);
 }
 
+// CRC32C of a bytes-like object, continuing `crc` (0 to start); the GIL is
+// released while it runs (the buffer stays held by the view).
+uint32_t Crc32c(py::buffer buffer, uint32_t crc) {
+  py::buffer_info view = buffer.request();
+  const void* data = view.ptr;
+  const size_t size = static_cast<size_t>(view.size * view.itemsize);
+  py::gil_scoped_release release;
+  return crc32c::Extend(crc, data, size);
+}
+
 }  // namespace
 
 void RegisterObjects(py::module_& m) {
@@ -272,6 +284,7 @@ void RegisterObjects(py::module_& m) {
   m.def("ls", &List, py::arg("url"), py::arg("recursive") = false);
   m.def("rm", &Remove, py::arg("url"));
   m.def("copy", &Copy, py::arg("src"), py::arg("dst"));
+  m.def("_crc32c", &Crc32c, py::arg("data"), py::arg("crc") = 0);
 }
 
 }  // namespace spool::python
