@@ -133,12 +133,6 @@ Status RunConvert(const ConvertOptions& options, const GlobalOptions& global) {
       return InvalidArgumentError("give both --task-index and --task-count");
     }
     task = TaskSlice{options.task_index, options.task_count};
-    if (options.prefix_fanout > 1) {
-      // `spool records manifest` finds a task's shards by their names and
-      // would list fanned-out shards in label order, not shard order.
-      return InvalidArgumentError("--prefix-fanout cannot be combined with --task-index/--task-count yet; "
-                                  "convert in one run, or drop --prefix-fanout");
-    }
   }
 
   SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ExampleSource> input, OpenSource(source, format, options.schema));
@@ -239,7 +233,8 @@ Command AddConvertCommand(CLI::App& spool, const GlobalOptions& global) {
       "  spool convert ./cifar10/train/ s3://my-bucket/cifar10/train --format images --shards 16\n"
       "  spool convert big.csv s3://my-bucket/big/train --shards 1024 --prefix-fanout 16\n"
       "  spool convert s3://raw/imagenet/train/ s3://ds/imagenet/train --format images --shards 1024 \\\n"
-      "      --task-index 3 --task-count 16   # then: spool records manifest s3://ds/imagenet/train --shards 1024\n");
+      "      --task-index 3 --task-count 16   # then: spool records manifest s3://ds/imagenet/train --shards 1024\n"
+      "  (with --prefix-fanout N, give spool records manifest the same --prefix-fanout N)\n");
   return {app, [options, &global] {
             Status status = RunConvert(*options, global);
             if (!status.ok() && CancelToken::Current().cancelled()) {

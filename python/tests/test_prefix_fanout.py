@@ -1,6 +1,7 @@
 """Prefix fan-out: a dataset whose shards are spread over N key prefixes loads
 exactly as one without, on local files and Ceph RGW, whether written by
-spool.ShardedWriter or by ``spool convert --prefix-fanout``."""
+spool.ShardedWriter or by ``spool convert --prefix-fanout`` (in one run, or
+in parallel tasks followed by ``spool records manifest --prefix-fanout``)."""
 
 from __future__ import annotations
 
@@ -73,10 +74,17 @@ def test_convert_prefix_fanout_loads_exactly_as_without(root: str) -> None:
         for name, extra in (("plain", []), ("fanned", ["--prefix-fanout", str(FANOUT)])):
             subprocess.run([cli, "convert", table, f"{root}/cli-{name}/train", "--shards", str(SHARDS), *extra],
                            check=True, capture_output=True, text=True)
-        # Combined with a task split it is refused, with a reason.
-        refused = subprocess.run([cli, "convert", table, f"{root}/cli-task/train", "--shards", "4",
-                                  "--prefix-fanout", "2", "--task-index", "0", "--task-count", "2"],
+        # Parallel tasks with fan-out, then the manifest from their shards.
+        for task in range(3):
+            subprocess.run([cli, "convert", table, f"{root}/cli-tasks/train", "--shards", str(SHARDS),
+                            "--prefix-fanout", str(FANOUT), "--task-index", str(task), "--task-count", "3"],
+                           check=True, capture_output=True, text=True)
+        subprocess.run([cli, "records", "manifest", f"{root}/cli-tasks/train", "--shards", str(SHARDS),
+                        "--prefix-fanout", str(FANOUT)], check=True, capture_output=True, text=True)
+        refused = subprocess.run([cli, "records", "manifest", f"{root}/cli-tasks/train", "--prefix-fanout", "2"],
                                  capture_output=True, text=True)
-        assert refused.returncode != 0 and "--prefix-fanout" in refused.stderr, refused.stderr
+        assert refused.returncode != 0 and "--shards" in refused.stderr, refused.stderr
     _assert_loads_the_same(f"{root}/cli-plain/train.manifest.json", f"{root}/cli-fanned/train.manifest.json",
                            f"{root}/cli-fanned/train")
+    _assert_loads_the_same(f"{root}/cli-plain/train.manifest.json", f"{root}/cli-tasks/train.manifest.json",
+                           f"{root}/cli-tasks/train")
