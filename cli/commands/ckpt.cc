@@ -15,6 +15,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
+#include "spool/core/key_fanout.h"
 #include "spool/core/bytes.h"
 #include "spool/core/cancel.h"
 
@@ -41,6 +42,7 @@ struct CkptOptions {
   int world_size = 1;
   std::string attempt;
   int part_timeout = 600;  // seconds
+  int rank_prefix_fanout = 0;
   bool replace = false;    // restore: replace a folder that is not an earlier restore
   bool follow_symlinks = false;
 };
@@ -52,6 +54,7 @@ Result<std::unique_ptr<CheckpointManager>> OpenManager(const CkptOptions& option
   checkpoint.world_size = options.world_size;
   checkpoint.attempt = options.attempt;
   checkpoint.part_timeout = std::chrono::seconds(options.part_timeout);
+  checkpoint.rank_prefix_fanout = options.rank_prefix_fanout;
   // Each invocation saves one step of a job that goes on: other steps'
   // parts may still be waiting for rank 0, so nothing is cleaned at start
   // (`ckpt gc` removes what never committed; --attempt keeps runs apart).
@@ -262,6 +265,10 @@ Command AddCkptCommand(CLI::App& spool, const GlobalOptions& global) {
   save->add_option("--part-timeout", options->part_timeout,
                    "Seconds rank 0 waits for the other ranks' parts (default 600)")
       ->check(CLI::PositiveNumber);
+  save->add_option("--rank-prefix-fanout", options->rank_prefix_fanout,
+                   "Store each rank's files under one of N key prefixes (the same N on every rank); restore, "
+                   "verify and gc need no option (docs/performance.md)")
+      ->check(CLI::Range(1, kMaxPrefixFanout));
   save->add_flag("--follow-symlinks", options->follow_symlinks,
                  "Save what every symbolic link in the folder points to, files and folders, wherever they are "
                  "(by default only links to files inside the folder are saved; any other link is an error)");

@@ -1,6 +1,7 @@
 // spool convert SRC DST_PREFIX [--format csv|jsonl|images] [--schema ...]
 //   [--shards N | --shard-size 256MiB] [--compression gzip|zlib|none]
-//   [--compression-level default|fast|0..9] [--index] [--skip-bad] [--task-index I --task-count N]
+//   [--compression-level default|fast|0..9] [--index] [--skip-bad] [--prefix-fanout N]
+//   [--task-index I --task-count N]
 //
 // Turns a CSV table, a JSON Lines file or an image folder into sharded
 // TFRecords of tf.train.Examples under DST_PREFIX (any store), with the
@@ -17,6 +18,7 @@
 #include "cli/progress.h"
 #include "spool/core/bytes.h"
 #include "spool/core/cancel.h"
+#include "spool/core/key_fanout.h"
 #include "spool/records/compressed_stream.h"
 #include "spool/records/manifest.h"
 
@@ -34,6 +36,7 @@ struct ConvertOptions {
   std::string compression_level = "default";
   bool index = false;
   bool skip_bad = false;
+  int prefix_fanout = 0;
   int task_index = -1;
   int task_count = 0;
 };
@@ -100,6 +103,7 @@ Result<records::ShardedWriterOptions> WriterOptions(const ConvertOptions& option
                                 "drop --index or use --compression none");
   }
   writer.write_index = options.index;
+  writer.prefix_fanout = options.prefix_fanout;
   records::Schema schema;
   schema.set_message_type("tensorflow.Example");
   for (const auto& [name, kind] : source.Schema()) {
@@ -212,6 +216,10 @@ Command AddConvertCommand(CLI::App& spool, const GlobalOptions& global) {
                   "default (TensorFlow's bytes), fast (several times faster, files a little larger) or 0..9");
   app->add_flag("--index", options->index, "Write a DALI index file beside each shard (uncompressed shards only)");
   app->add_flag("--skip-bad", options->skip_bad, "Skip malformed lines (each is reported) instead of stopping");
+  app->add_option("--prefix-fanout", options->prefix_fanout,
+                  "Spread the shards over N key prefixes (PREFIX/3f/NAME-00017-of-01024.tfrecord) for request "
+                  "rates beyond one S3 prefix; see docs/performance.md")
+      ->check(CLI::Range(1, kMaxPrefixFanout));
   auto* task_index = app->add_option("--task-index", options->task_index,
                                      "Write only the shards s with s % COUNT == INDEX (parallel jobs)");
   auto* task_count = app->add_option("--task-count", options->task_count, "How many tasks share the conversion");
@@ -223,8 +231,10 @@ Command AddConvertCommand(CLI::App& spool, const GlobalOptions& global) {
       "  spool convert events.jsonl gs://my-bucket/events/all --compression gzip --skip-bad\n"
       "  spool convert big.csv s3://my-bucket/big/train --compression gzip --compression-level fast\n"
       "  spool convert ./cifar10/train/ s3://my-bucket/cifar10/train --format images --shards 16\n"
+      "  spool convert big.csv s3://my-bucket/big/train --shards 1024 --prefix-fanout 16\n"
       "  spool convert s3://raw/imagenet/train/ s3://ds/imagenet/train --format images --shards 1024 \\\n"
-      "      --task-index 3 --task-count 16   # then: spool records manifest s3://ds/imagenet/train --shards 1024\n");
+      "      --task-index 3 --task-count 16   # then: spool records manifest s3://ds/imagenet/train --shards 1024\n"
+      "  (with --prefix-fanout N, give spool records manifest the same --prefix-fanout N)\n");
   return {app, [options, &global] {
             Status status = RunConvert(*options, global);
             if (!status.ok() && CancelToken::Current().cancelled()) {

@@ -10,6 +10,7 @@
 #include "cli/commands/shard_inputs.h"
 #include "cli/output.h"
 #include "spool/core/crc32c.h"
+#include "spool/core/key_fanout.h"
 #include "spool/records/example.h"
 #include "spool/records/json_view.h"
 #include "spool/records/manifest.h"
@@ -30,6 +31,7 @@ struct RecordsOptions {
   int shards = 0;
   std::string compression = "none";
   std::string suffix = ".tfrecord";
+  int prefix_fanout = 0;  // as given to spool convert
 };
 
 // Calls `visit` with each record of `key` until it returns false.
@@ -210,10 +212,14 @@ Status RunManifest(const RecordsOptions& options, const GlobalOptions& global) {
   ObjectStore& store = *location.store;
   SPOOL_ASSIGN_OR_RETURN(records::Compression compression, records::ParseCompression(options.compression));
   std::vector<std::string> keys;
+  if (options.prefix_fanout > 1 && options.shards <= 0) {
+    return InvalidArgumentError("--prefix-fanout needs --shards N: fanned-out shards are found by their names");
+  }
   if (options.shards > 0) {
     std::vector<std::string> missing;
     for (int shard = 0; shard < options.shards; ++shard) {
-      std::string key = records::ShardedWriter::ShardKey(location.key, shard, options.shards, options.suffix, compression);
+      std::string key = records::ShardedWriter::ShardKey(location.key, shard, options.shards, options.suffix, compression,
+                                                         options.prefix_fanout);
       Result<ObjectInfo> info = store.Stat(key);
       if (info.status().code() == StatusCode::kNotFound) {
         missing.push_back(store.Describe(key));
@@ -300,6 +306,8 @@ Command AddRecordsCommand(CLI::App& spool, const GlobalOptions& global) {
   manifest->add_option("--compression", options->compression, "gzip, zlib or none, as converted")
       ->check(CLI::IsMember({"gzip", "zlib", "none", "GZIP", "ZLIB", "NONE"}));
   manifest->add_option("--suffix", options->suffix, "Shard suffix before the compression extension (.tfrecord)");
+  manifest->add_option("--prefix-fanout", options->prefix_fanout, "The --prefix-fanout the tasks converted with")
+      ->check(CLI::Range(1, kMaxPrefixFanout));
   manifest->footer("Example: spool records manifest s3://ds/imagenet/train --shards 1024 --compression gzip\n");
 
   return {app, [=, &global]() -> Status {

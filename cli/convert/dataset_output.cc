@@ -25,8 +25,8 @@ Result<std::unique_ptr<DatasetOutput>> DatasetOutput::Open(ObjectStore& store, s
   writer_options.write_index = options.write_index;
   writer_options.append_size = 256 << 10;  // many shards are open at once
   for (int shard = task->index; shard < options.num_shards; shard += task->count) {
-    std::string key =
-        records::ShardedWriter::ShardKey(prefix, shard, options.num_shards, options.suffix, options.compression);
+    std::string key = records::ShardedWriter::ShardKey(prefix, shard, options.num_shards, options.suffix,
+                                                       options.compression, options.prefix_fanout);
     SPOOL_ASSIGN_OR_RETURN(auto writer, records::RecordWriter::Open(store, key, writer_options));
     output->task_writers_.push_back(std::move(writer));
   }

@@ -203,7 +203,10 @@ class ShardedWriter(_CommitOnExit):
     a new one every ``max_shard_records`` records or ``max_shard_bytes`` bytes.
     Compressed shards end in ``.gz`` / ``.zlib``; ``compression_level`` as
     for :class:`RecordWriter` (``"fast"`` for large conversions). Shards are
-    compressed and uploaded in parallel.
+    compressed and uploaded in parallel. ``prefix_fanout=N`` (N > 1) spreads
+    the shards over N key prefixes, ``<prefix>/3f/<name>-00017-of-01024.tfrecord``,
+    for request rates beyond one S3 prefix; the manifest lists them and readers
+    need nothing else (see docs/performance.md).
 
     ``close()`` commits every shard and then ``<prefix>.manifest.json`` (the
     dataset is complete when its manifest exists) and returns the
@@ -214,9 +217,10 @@ class ShardedWriter(_CommitOnExit):
     def __init__(self, prefix_url: PathLike, shards: int = 0, *, compression: str = "none",
                  compression_level: CompressionLevel = "default", max_shard_records: int = 0,
                  max_shard_bytes: int = 0, suffix: str = ".tfrecord", write_index: bool = False,
-                 by_key: bool = False) -> None:
+                 by_key: bool = False, prefix_fanout: int = 0) -> None:
         self._native = _spool._ShardedWriter(os.fspath(prefix_url), shards, compression, str(compression_level),
-                                             max_shard_records, max_shard_bytes, suffix, write_index, by_key)
+                                             max_shard_records, max_shard_bytes, suffix, write_index, by_key,
+                                             prefix_fanout)
         self.manifest: Optional[DatasetManifest] = None  # set by close()
 
     def write(self, record: Bytes, key: Union[Bytes, str, None] = None) -> None:

@@ -210,7 +210,7 @@ class ShardedWriter {
  public:
   ShardedWriter(const std::string& prefix_url, int shards, const std::string& compression,
                 const std::string& compression_level, uint64_t max_shard_records, uint64_t max_shard_bytes,
-                const std::string& suffix, bool write_index, bool by_key) {
+                const std::string& suffix, bool write_index, bool by_key, int prefix_fanout) {
     if (shards < 0) throw StatusError(InvalidArgumentError("shards must be 0 (rolled shards) or more"));
     if (by_key && shards == 0) throw StatusError(InvalidArgumentError("by_key needs a fixed number of shards"));
     location_ = OpenUrl(prefix_url);
@@ -223,6 +223,7 @@ class ShardedWriter {
     options.compression_level = Unwrap(records::Deflater::ParseLevel(compression_level));
     options.suffix = suffix;
     options.write_index = write_index;
+    options.prefix_fanout = prefix_fanout;
     py::gil_scoped_release release;
     writer_ = Unwrap(records::ShardedWriter::Open(*location_.store, location_.key, options));
   }
@@ -297,10 +298,11 @@ void RegisterRecords(py::module_& m) {
       .def_property_readonly("compression", &RecordReader::compression);
   py::class_<ShardedWriter>(m, "_ShardedWriter")
       .def(py::init<const std::string&, int, const std::string&, const std::string&, uint64_t, uint64_t,
-                    const std::string&, bool, bool>(),
+                    const std::string&, bool, bool, int>(),
            py::arg("prefix_url"), py::arg("shards"), py::arg("compression"), py::arg("compression_level"),
            py::arg("max_shard_records"),
-           py::arg("max_shard_bytes"), py::arg("suffix"), py::arg("write_index"), py::arg("by_key"))
+           py::arg("max_shard_bytes"), py::arg("suffix"), py::arg("write_index"), py::arg("by_key"),
+           py::arg("prefix_fanout"))
       .def("write", &ShardedWriter::Write, py::arg("record"), py::arg("key"))
       .def("close", &ShardedWriter::Close)
       .def("abort", &ShardedWriter::Abort);

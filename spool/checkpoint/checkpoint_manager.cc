@@ -37,7 +37,7 @@ CheckpointManager::CheckpointManager(std::shared_ptr<ObjectStore> store, std::st
                                      CheckpointOptions options)
     : store_(std::move(store)),
       stats_(std::make_unique<internal::StatsBlock>()),
-      layout_(root_key),
+      layout_(root_key, options.rank_prefix_fanout),
       options_(std::move(options)) {
   attempt_ = options_.attempt.empty() ? LauncherAttempt() : options_.attempt;
   last_save_time_ = SteadyNow();

@@ -110,6 +110,13 @@ struct CheckpointOptions {
   // rank from the environment.
   int rank = 0;
   int world_size = 1;
+  // > 1: each rank's files go under one of this many key prefixes
+  // ("step-.../3f/rank-00003/...", layout.h), so that many ranks saving at
+  // once share N prefixes' request rates instead of one (docs/performance.md,
+  // "Spreading keys over prefixes"). Give every rank the same value: rank 0
+  // finds the others' files by it. Restore, verify and gc read the object
+  // names from the manifest and need no option. 0 or 1: no fan-out.
+  int rank_prefix_fanout = 0;
   // Which run of the job this is. Parts of another attempt are never
   // committed. Empty: TORCHELASTIC_RUN_ID-TORCHELASTIC_RESTART_COUNT when
   // the launcher sets them (identical on every rank), else "" (then stale

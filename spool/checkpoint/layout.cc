@@ -3,9 +3,12 @@
 #include <charconv>
 #include <cstdio>
 
+#include "spool/core/key_fanout.h"
+
 namespace spool::checkpoint {
 
-CheckpointLayout::CheckpointLayout(std::string_view root) : root_(root) {
+CheckpointLayout::CheckpointLayout(std::string_view root, int rank_prefix_fanout)
+    : root_(root), rank_prefix_fanout_(rank_prefix_fanout) {
   while (!root_.empty() && root_.back() == '/') root_.pop_back();
 }
 
@@ -38,8 +41,13 @@ std::string CheckpointLayout::RankFolder(int rank) {
   return name;
 }
 
+std::string CheckpointLayout::RankStoredFolder(int rank) const {
+  if (rank_prefix_fanout_ <= 1) return RankFolder(rank);
+  return FanoutLabel(static_cast<uint64_t>(rank), rank_prefix_fanout_) + "/" + RankFolder(rank);
+}
+
 std::string CheckpointLayout::RankPrefix(int64_t step, int rank) const {
-  return StepPrefix(step) + RankFolder(rank) + "/";
+  return StepPrefix(step) + RankStoredFolder(rank) + "/";
 }
 
 std::string CheckpointLayout::PartsPrefix(int64_t step) const { return StepPrefix(step) + "parts/"; }

@@ -11,6 +11,16 @@
 //   <root>/step-000000001234/parts/rank-00003.json
 //   <root>/COMMITTER                           written by rank 0 when it starts
 //
+// With rank prefix fan-out N > 1 (CheckpointOptions::rank_prefix_fanout),
+// rank R's files go one folder deeper, under one of N hex labels
+// (spool::FanoutLabel(R, N), spool/core/key_fanout.h), so that 1,000 ranks
+// saving at once spread their PUTs over N key prefixes:
+//
+//   <root>/step-000000001234/3f/rank-00003/<relative path>
+//
+// The manifest's `path` stays "rank-00003/<relative path>"; its
+// `stored_path` names the object, so restore, verify and gc need no option.
+//
 // Steps are zero-padded to 12 digits so listings sort numerically; larger
 // steps still parse. Pure functions, thread-safe.
 #pragma once
@@ -26,7 +36,7 @@ class CheckpointLayout {
  public:
   // `root` is a key prefix inside the store ("" for the bucket root); a
   // trailing '/' is ignored.
-  explicit CheckpointLayout(std::string_view root);
+  explicit CheckpointLayout(std::string_view root, int rank_prefix_fanout = 0);
 
   const std::string& root() const { return root_; }
   // "<root>/step-000000001234/"
@@ -41,7 +51,10 @@ class CheckpointLayout {
   // under, inside the step folder (or the rank's folder), so that two
   // writers of the same step never overwrite each other's files.
   static std::string SaveFolder(uint64_t save_id);
-  // "<root>/step-000000001234/rank-00003/"
+  // Where a rank's files are stored, relative to the step folder:
+  // "rank-00003", or with fan-out "3f/rank-00003".
+  std::string RankStoredFolder(int rank) const;
+  // "<root>/step-000000001234/" + RankStoredFolder(rank) + "/"
   std::string RankPrefix(int64_t step, int rank) const;
   // "<root>/step-000000001234/parts/" and ".../parts/rank-00003.json"
   std::string PartsPrefix(int64_t step) const;
@@ -62,6 +75,7 @@ class CheckpointLayout {
  private:
   std::string Child(std::string_view name) const;
   std::string root_;
+  int rank_prefix_fanout_ = 0;
 };
 
 }  // namespace spool::checkpoint

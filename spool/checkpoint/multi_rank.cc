@@ -9,6 +9,7 @@
 #include "spool/checkpoint/stats.h"
 #include "spool/core/cancel.h"
 #include "spool/core/env.h"
+#include "spool/core/key_fanout.h"
 #include "spool/core/log.h"
 #include "spool/core/parallel_for.h"
 #include "spool/core/retry.h"
@@ -31,11 +32,15 @@ double Uniform01() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(generator);
 }
 
-// A rank's file (paths relative to its rank folder) as the step's manifest
-// lists it: both paths relative to the step folder.
-CheckpointFile InRankFolder(int rank, const CheckpointFile& file) {
-  const std::string folder = CheckpointLayout::RankFolder(rank) + "/";
-  return {folder + file.path, file.size, file.crc32c, file.stored_path.empty() ? "" : folder + file.stored_path};
+// A rank's file (paths relative to its stored rank folder) as the step's
+// manifest lists it: both paths relative to the step folder; `path` under
+// "rank-00003/", the object under layout.RankStoredFolder(rank).
+CheckpointFile InRankFolder(const CheckpointLayout& layout, int rank, const CheckpointFile& file) {
+  const std::string folder = CheckpointLayout::RankFolder(rank);
+  const std::string stored_folder = layout.RankStoredFolder(rank);
+  const bool stored_elsewhere = !file.stored_path.empty() || stored_folder != folder;
+  return {folder + "/" + file.path, file.size, file.crc32c,
+          stored_elsewhere ? stored_folder + "/" + file.object_path() : ""};
 }
 
 // "1, 3" from {1, 3}.
@@ -65,6 +70,10 @@ Status CheckpointManager::StartLocked() {
   if (options_.rank < 0 || options_.rank >= options_.world_size) {
     return InvalidArgumentError("checkpoint rank " + std::to_string(options_.rank) + " is not in [0, " +
                                 std::to_string(options_.world_size) + ")");
+  }
+  if (options_.rank_prefix_fanout < 0 || options_.rank_prefix_fanout > kMaxPrefixFanout) {
+    return InvalidArgumentError("rank_prefix_fanout must be 0 (no fan-out) or 1.." + std::to_string(kMaxPrefixFanout) +
+                                ", not " + std::to_string(options_.rank_prefix_fanout));
   }
   if (options_.clean_stale_parts_on_start) {
     // This rank's parts of steps that never committed are an earlier run's:
@@ -167,7 +176,7 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
   if (rank != 0) {
     // Committed later by rank 0, once every part is there.
     manifest.wall_time = own->wall_time;
-    for (const CheckpointFile& file : own->part.files) manifest.files.push_back(InRankFolder(rank, file));
+    for (const CheckpointFile& file : own->part.files) manifest.files.push_back(InRankFolder(layout_, rank, file));
     manifest.metadata = own->part.metadata;
     manifest.ranks.push_back(std::move(own->part));
     return manifest;
@@ -184,7 +193,7 @@ Result<CheckpointManifest> CheckpointManager::SaveRankLocked(int64_t step, const
   }
   manifest.wall_time = WallNow();
   for (const CheckpointRankPart& part : *parts) {
-    for (const CheckpointFile& file : part.files) manifest.files.push_back(InRankFolder(part.rank, file));
+    for (const CheckpointFile& file : part.files) manifest.files.push_back(InRankFolder(layout_, part.rank, file));
   }
   manifest.metadata = parts->front().metadata;
   manifest.ranks = std::move(*parts);

@@ -180,6 +180,25 @@ Result<CheckpointManifest> CheckpointManager::RestoreLatest(const fs::path& fold
   return Restore(*latest, folder, existing);
 }
 
+namespace {
+
+// Where rank `rank`'s objects are, relative to the step folder, as the step's
+// manifest lists them: "rank-00003/", or with prefix fan-out "3f/rank-00003/"
+// (layout.h). Read from the manifest, so a reader needs no option.
+std::string RankKeyFolder(const CheckpointManifest& manifest, int rank) {
+  const std::string folder = CheckpointLayout::RankFolder(rank) + "/";
+  if (manifest.ranks[rank].files.empty()) return folder;
+  const CheckpointFile& first = manifest.ranks[rank].files.front();
+  for (const CheckpointFile& listed : manifest.files) {
+    if (listed.path == folder + first.path && listed.object_path().ends_with(first.object_path())) {
+      return listed.object_path().substr(0, listed.object_path().size() - first.object_path().size());
+    }
+  }
+  return folder;
+}
+
+}  // namespace
+
 Result<CheckpointManifest> CheckpointManager::Restore(int64_t step, const fs::path& folder,
                                                      ExistingFolder existing) {
   SPOOL_ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(step));  // paths validated there
@@ -205,9 +224,10 @@ Result<CheckpointManifest> CheckpointManager::RestoreRankOf(CheckpointManifest m
                          std::to_string(manifest.world_size - 1) + ", it has no rank " + std::to_string(rank) +
                          "; restore one of those (RestoreRank) and read every rank's metadata from the manifest");
   }
+  const std::string key_folder = RankKeyFolder(manifest, rank);
   manifest.files = manifest.ranks[rank].files;
   manifest.metadata = manifest.ranks[rank].metadata;
-  return RestoreInto(std::move(manifest), folder, CheckpointLayout::RankFolder(rank) + "/", existing);
+  return RestoreInto(std::move(manifest), folder, key_folder, existing);
 }
 
 Result<CheckpointManifest> CheckpointManager::RestoreInto(CheckpointManifest manifest, const fs::path& folder,

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "spool/core/cancel.h"
+#include "spool/core/key_fanout.h"
 #include "spool/records/framing.h"
 #include "spool/records/json_view.h"
 #include "spool/records/manifest.h"
@@ -39,14 +40,22 @@ struct ShardedWriter::Shard {
 };
 
 std::string ShardedWriter::ShardKey(std::string_view prefix, int index, int count, std::string_view suffix,
-                                    Compression compression) {
+                                    Compression compression, int prefix_fanout) {
+  std::string folder;
+  if (prefix_fanout > 1) {
+    // ".../train" -> ".../train/<label>/train": the shard's name is unchanged.
+    const size_t slash = prefix.rfind('/');
+    const std::string_view name = slash == std::string_view::npos ? prefix : prefix.substr(slash + 1);
+    folder = std::string(prefix) + "/" + FanoutLabel(static_cast<uint64_t>(index), prefix_fanout) + "/";
+    prefix = name;
+  }
   char number[32];
   if (count > 0) {
     std::snprintf(number, sizeof(number), "-%05d-of-%05d", index, count);
   } else {
     std::snprintf(number, sizeof(number), "-%05d", index);
   }
-  return std::string(prefix) + number + std::string(suffix) + std::string(CompressionExtension(compression));
+  return folder + std::string(prefix) + number + std::string(suffix) + std::string(CompressionExtension(compression));
 }
 
 ShardedWriter::ShardedWriter(ObjectStore& store, std::string prefix, const ShardedWriterOptions& options)
@@ -70,6 +79,10 @@ Result<std::unique_ptr<ShardedWriter>> ShardedWriter::Open(ObjectStore& store, s
     return InvalidArgumentError("num_shards must be 0 (rolled shards) or 1..99999, not " +
                                 std::to_string(options.num_shards));
   }
+  if (options.prefix_fanout < 0 || options.prefix_fanout > spool::kMaxPrefixFanout) {
+    return InvalidArgumentError("prefix_fanout must be 0 (no fan-out) or 1.." + std::to_string(spool::kMaxPrefixFanout) +
+                                ", not " + std::to_string(options.prefix_fanout));
+  }
   if (options.assignment == ShardAssignment::kKeyHash && options.num_shards == 0) {
     return InvalidArgumentError("key-hash assignment needs a fixed num_shards");
   }
@@ -89,7 +102,7 @@ Result<std::unique_ptr<ShardedWriter>> ShardedWriter::Open(ObjectStore& store, s
 
 Result<std::unique_ptr<ShardedWriter::Shard>> ShardedWriter::NewShard(int index, int count) {
   auto shard = std::make_unique<Shard>();
-  shard->key = ShardKey(prefix_, index, count, options_.suffix, options_.compression);
+  shard->key = ShardKey(prefix_, index, count, options_.suffix, options_.compression, options_.prefix_fanout);
   RecordWriterOptions writer_options;
   writer_options.compression = options_.compression;
   writer_options.compression_level = options_.compression_level;

@@ -10,6 +10,15 @@
 //     max_shard_bytes bytes of framed (uncompressed) records.
 // Compressed shards get ".gz" / ".zlib" after the suffix.
 //
+// Prefix fan-out (prefix_fanout = N > 1): shard i goes one folder deeper,
+// into one of N folders named by a hex label ("data/train/3f/train-00017-of-
+// 01024.tfrecord"), so that readers and writers spread their requests over N
+// key prefixes (S3 serves 5,500 GETs and 3,500 PUTs per second per prefix).
+// The label is spool::FanoutLabel(i, N) (spool/core/key_fanout.h): shard i
+// uses bucket i % N, so consecutive shards (read at the same time) land on
+// different prefixes and each prefix holds the same number of shards (+-1). The manifest lists each shard's name with its folder; readers open
+// the dataset from the manifest as before.
+//
 // Shards are written in parallel on the executor: Write() gathers records
 // into per-shard batches and hands each full batch to a task that frames,
 // compresses and uploads it (in order per shard); rolled shards are closed in
@@ -56,6 +65,9 @@ struct ShardedWriterOptions {
   Compression compression = Compression::kNone;
   int compression_level = Deflater::kDefaultLevel;
   std::string suffix = ".tfrecord";
+  // > 1: spread the shards over this many key prefixes (see above); 0 or 1:
+  // every shard beside the manifest. At most spool::kMaxPrefixFanout.
+  int prefix_fanout = 0;
   bool write_index = false;   // DALI index beside each shard (NONE only)
   bool write_manifest = true;
   // The Examples' schema for the manifest; when unset, WriteExample()
@@ -83,9 +95,11 @@ class ShardedWriter {
   void Abort();
 
   // "train-00003-of-00016.tfrecord.gz" / "train-00003.tfrecord" for the
-  // prefix ".../train".
+  // prefix ".../train"; with prefix_fanout > 1, ".../train/<label>/train-
+  // 00003-of-00016.tfrecord.gz" where <label> is spool::FanoutLabel(index,
+  // prefix_fanout).
   static std::string ShardKey(std::string_view prefix, int index, int count, std::string_view suffix,
-                              Compression compression);
+                              Compression compression, int prefix_fanout = 0);
 
  private:
   struct Shard;

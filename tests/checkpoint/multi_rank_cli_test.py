@@ -7,7 +7,9 @@ of the ceph_rgw fixture.
    a different order each step). Every rank exits 0; `ckpt list --json`
    shows each step with world_size 4; `ckpt verify` checks every rank;
    `ckpt restore --rank R` gives rank R's folder byte for byte, and a plain
-   `ckpt restore` every rank's under rank-0000R/.
+   `ckpt restore` every rank's under rank-0000R/. Steps 30 and 40 are saved
+   with --rank-prefix-fanout 2: their ranks' files are under 2 folders, and
+   list, verify, restore and gc work on them without the option.
 2. Step 40: rank 2 is SIGKILLed while it uploads a large file. Rank 0 gives
    up after --part-timeout naming rank 2, step 40 is not listed, 30 stays
    latest, and `ckpt gc --older-than 0s` removes what the others uploaded.
@@ -22,6 +24,7 @@ deleted at the end.
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -31,6 +34,8 @@ import time
 import uuid
 
 WORLD = 4
+FANOUT = 2  # --rank-prefix-fanout of steps 30 and 40
+FANNED_OUT = re.compile(r"^([0-9a-f]{2,})/rank-\d{5}/")  # a rank's file under a fan-out label, in a step folder
 
 
 class Failure(Exception):
@@ -87,8 +92,9 @@ class Runner:
         return done
 
     def save_command(self, step, rank, folder, timeout=120):
+        fanout = ["--rank-prefix-fanout", str(FANOUT)] if step >= 30 else []
         return [self.spool, "ckpt", "save", self.root, "--step", str(step), "--rank", str(rank),
-                "--world-size", str(WORLD), "--attempt", "run-1", "--part-timeout", str(timeout), folder]
+                "--world-size", str(WORLD), "--attempt", "run-1", "--part-timeout", str(timeout), *fanout, folder]
 
     def listed(self):
         out = self.run("ckpt", "list", "--json", self.root).stdout
@@ -112,6 +118,15 @@ def save_steps(runner):
             check(process.returncode == 0, f"step {step} rank {rank} failed ({process.returncode}):\n{output}")
         print(f"step {step}: 4 processes saved their parts (started in order {order}); rank 0 committed")
 
+    # Steps 10 and 20 keep every rank's files directly in the step folder;
+    # step 30's ranks are spread over FANOUT folders above their rank folders.
+    for step, folders in ((20, 0), (30, FANOUT)):
+        step_folder = f"step-{step:012d}/"
+        below = [key.split(step_folder, 1)[1] for key in runner.keys() if step_folder in key]
+        labels = {m.group(1) for m in map(FANNED_OUT.match, below) if m}
+        check(len(labels) == folders, f"step {step}'s files lie under {sorted(labels)}: {below}")
+        check(sum(bool(FANNED_OUT.match(name)) for name in below) == (3 * WORLD if folders else 0),
+              f"step {step}'s files: {below}")
     listed = runner.listed()
     check([m["step"] for m in listed] == [10, 20, 30], f"ckpt list shows {listed}")
     check(all(m["world_size"] == WORLD and m["files"] == 3 * WORLD for m in listed), f"ckpt list shows {listed}")

@@ -46,6 +46,10 @@ TEST_F(MultiRankS3Test, ConcurrentRanksRestoreByteIdentical) {
   testing::ConcurrentRanksRestoreByteIdentical(store_, root_, scratch_.path());
 }
 
+TEST_F(MultiRankS3Test, RankPrefixFanoutSavesRestoresVerifiesAndPrunes) {
+  testing::RankPrefixFanoutSavesRestoresVerifiesAndPrunes(store_, root_, scratch_.path());
+}
+
 TEST_F(MultiRankS3Test, MissingRanksTimeOutAndLeftoversAreCleaned) {
   testing::MissingRanksTimeOutAndLeftoversAreCleaned(store_, root_, scratch_.path());
 }

@@ -2,14 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "spool/core/key_fanout.h"
 #include "tests/checkpoint/checkpoint_test_util.h"
 #include "tests/support/files.h"
 
 namespace spool::testing {
 
+using checkpoint::CheckpointFile;
 using checkpoint::CheckpointLayout;
 using checkpoint::CheckpointManager;
 using checkpoint::CheckpointManifest;
@@ -218,6 +221,87 @@ void StalePartOfAnEarlierAttemptIsNotCommitted(std::shared_ptr<ObjectStore> stor
   EXPECT_EQ(ReadTree(target), RankFiles(105, 1));
   EXPECT_EQ(restored->metadata, RankMetadata(105, 1));
   EXPECT_EQ(restored->ranks[1].attempt, "run-2");
+}
+
+void RankPrefixFanoutSavesRestoresVerifiesAndPrunes(std::shared_ptr<ObjectStore> store, const std::string& root,
+                                                    const fs::path& scratch) {
+  constexpr int kWorld = 8;
+  constexpr int kFanout = 4;
+  auto fanned = [&](int rank) {
+    CheckpointOptions options = RankOptions(rank, kWorld);
+    options.rank_prefix_fanout = kFanout;
+    return options;
+  };
+  for (int64_t step : {1, 2}) {
+    RunRanks(kWorld, [&](int rank) {
+      auto manager = Manager(store, root, fanned(rank));
+      auto saved = manager->Save(step, Buffers(RankFiles(step, rank)), RankMetadata(step, rank));
+      ASSERT_TRUE(saved.ok()) << "rank " << rank << " step " << step << ": " << saved.status().ToString();
+    });
+  }
+
+  const CheckpointLayout layout(root);
+  for (int64_t step : {1, 2}) {
+    // Where the objects are: each rank's under its label, 4 labels in all.
+    ListOptions list;
+    list.prefix = layout.StepPrefix(step);
+    auto listed = ListAll(*store, list);
+    ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+    std::set<std::string> folders;
+    std::map<int, int> files_of_rank;
+    for (const ObjectInfo& object : listed->objects) {
+      const std::string relative = object.key.substr(list.prefix.size());
+      if (relative.starts_with("parts/") || relative == "MANIFEST.json") continue;
+      bool placed = false;
+      for (int rank = 0; rank < kWorld; ++rank) {
+        const std::string folder = FanoutLabel(static_cast<uint64_t>(rank), kFanout) + "/" +
+                                   CheckpointLayout::RankFolder(rank) + "/";
+        if (relative.starts_with(folder)) {
+          ++files_of_rank[rank];
+          folders.insert(relative.substr(0, relative.find('/')));
+          placed = true;
+        }
+      }
+      EXPECT_TRUE(placed) << object.key << " is not under its rank's fanned-out folder";
+    }
+    EXPECT_EQ(folders.size(), static_cast<size_t>(kFanout));
+    for (int rank = 0; rank < kWorld; ++rank) EXPECT_EQ(files_of_rank[rank], 3) << "rank " << rank;
+  }
+
+  // A reader without the option: the manifest says where everything is.
+  auto reader = Manager(store, root, RankOptions(0, kWorld));
+  for (int64_t step : {1, 2}) {
+    auto manifest = reader->ReadManifest(step);
+    ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+    for (const CheckpointFile& file : manifest->files) {
+      EXPECT_TRUE(file.path.starts_with("rank-")) << file.path;
+      EXPECT_EQ(file.object_path().substr(2, 6), "/rank-") << file.object_path();
+    }
+    EXPECT_TRUE(reader->Verify(step).ok());
+    for (int rank = 0; rank < kWorld; ++rank) {
+      const fs::path target = scratch / "fanout-restored" / (std::to_string(step) + "-" + std::to_string(rank));
+      auto restored = reader->RestoreRank(step, rank, target);
+      ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+      EXPECT_EQ(ReadTree(target), RankFiles(step, rank)) << "step " << step << " rank " << rank;
+      EXPECT_EQ(restored->metadata, RankMetadata(step, rank));
+    }
+    const fs::path all = scratch / "fanout-restored" / ("all-" + std::to_string(step));
+    ASSERT_TRUE(reader->RestoreRank(step, kAllRanks, all).ok());
+    EXPECT_EQ(ReadTree(all).size(), 3u * kWorld);
+  }
+
+  auto pruned = reader->Prune(1);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ(*pruned, std::vector<int64_t>{1});
+  ListOptions step1;
+  step1.prefix = layout.StepPrefix(1);
+  EXPECT_TRUE(ListAll(*store, step1).value().objects.empty()) << "gc left objects of step 1";
+  EXPECT_TRUE(reader->Verify(2).ok());
+
+  CheckpointOptions too_many = fanned(0);
+  too_many.rank_prefix_fanout = kMaxPrefixFanout + 1;
+  CheckpointManager refused(store, root, too_many);
+  EXPECT_EQ(refused.Start().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace spool::testing

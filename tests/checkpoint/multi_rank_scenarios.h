@@ -48,4 +48,12 @@ void MissingRanksTimeOutAndLeftoversAreCleaned(std::shared_ptr<ObjectStore> stor
 void StalePartOfAnEarlierAttemptIsNotCommitted(std::shared_ptr<ObjectStore> store, const std::string& root,
                                                const std::filesystem::path& scratch);
 
+// 8 ranks with rank_prefix_fanout 4 save steps 1 and 2: each rank's files
+// are under step-.../<FanoutLabel(rank, 4)>/rank-0000R/, 4 distinct folders
+// per step; the manifest's paths stay rank-0000R/...; a manager without the
+// option verifies, restores every rank byte-identical (and kAllRanks), and
+// Prune(1) removes step 1 entirely. A fan-out out of range is refused.
+void RankPrefixFanoutSavesRestoresVerifiesAndPrunes(std::shared_ptr<ObjectStore> store, const std::string& root,
+                                                    const std::filesystem::path& scratch);
+
 }  // namespace spool::testing

@@ -154,6 +154,10 @@ TEST_P(MultiRankTest, SingleWriterFormatIsUnchangedAndRestoresOnAnyRank) {
   EXPECT_EQ(ReadTree(scratch_.path() / "single-any"), RankFiles(7, 0));
 }
 
+TEST_P(MultiRankTest, RankPrefixFanoutSavesRestoresVerifiesAndPrunes) {
+  testing::RankPrefixFanoutSavesRestoresVerifiesAndPrunes(root_->store, root_->root_key, scratch_.path());
+}
+
 TEST_P(MultiRankTest, RankOutsideTheWorldIsRefused) {
   auto manager = std::make_unique<CheckpointManager>(root_->store, root_->root_key, RankOptions(4, 4));
   EXPECT_EQ(manager->Start().code(), StatusCode::kInvalidArgument);

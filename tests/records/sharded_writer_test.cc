@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "spool/core/key_fanout.h"
 #include "spool/core/storage/memory_store.h"
 #include "spool/records/manifest.h"
 #include "spool/records/record_reader.h"
@@ -56,6 +57,73 @@ TEST_F(ShardedWriterTest, FixedCountRoundRobinWithManifest) {
     for (size_t j = 0; j < records.size(); ++j) EXPECT_EQ(records[j], "record " + std::to_string(s + 4 * j));
   }
   EXPECT_EQ(read_back->shards(0).records(), 251u);
+}
+
+// Prefix fan-out: shard i goes into folder FanoutLabel(i, N) below the
+// prefix, the N folders are distinct, and the manifest names them, so a
+// reader of the manifest gets the same shards with the same records.
+TEST_F(ShardedWriterTest, PrefixFanoutSpreadsShardsOverDistinctFolders) {
+  EXPECT_EQ(FanoutLabel(5, 0), "");
+  EXPECT_EQ(FanoutLabel(5, 1), "");
+  std::set<std::string> labels;
+  for (int i = 0; i < 256; ++i) labels.insert(FanoutLabel(i, 256));
+  EXPECT_EQ(labels.size(), 256u);
+  EXPECT_EQ(FanoutLabel(3, 4096).size(), 3u);
+  EXPECT_EQ(FanoutLabel(7, 16), FanoutLabel(23, 16));  // 23 % 16 == 7
+
+  const std::string label = FanoutLabel(17, 16);
+  EXPECT_EQ(ShardedWriter::ShardKey("data/train", 17, 1024, ".tfrecord", Compression::kNone, 16),
+            "data/train/" + label + "/train-00017-of-01024.tfrecord");
+  EXPECT_EQ(ShardedWriter::ShardKey("train", 17, 0, ".tfrecord", Compression::kGzip, 16),
+            "train/" + label + "/train-00017.tfrecord.gz");
+
+  for (const bool rolled : {false, true}) {
+    SCOPED_TRACE(rolled ? "rolled shards" : "a fixed shard count");
+    const std::string plain_prefix = rolled ? "r/plain" : "f/plain";
+    const std::string fanned_prefix = rolled ? "r/fanned" : "f/fanned";
+    ShardedWriterOptions options;
+    if (rolled) {
+      options.max_shard_records = 7;
+    } else {
+      options.num_shards = 12;
+    }
+    options.write_index = true;
+    auto plain = ShardedWriter::Open(store_, plain_prefix, options).value();
+    options.prefix_fanout = 5;
+    auto fanned = ShardedWriter::Open(store_, fanned_prefix, options).value();
+    for (int i = 0; i < 80; ++i) {
+      SPOOL_ASSERT_OK(plain->Write("record " + std::to_string(i)));
+      SPOOL_ASSERT_OK(fanned->Write("record " + std::to_string(i)));
+    }
+    const DatasetManifest plain_manifest = plain->Close().value();
+    SPOOL_ASSERT_OK(fanned->Close().status());
+    const std::string manifest_key = ManifestKeyFor(fanned_prefix);
+    const DatasetManifest manifest = ReadManifest(store_, manifest_key).value();
+    ASSERT_EQ(manifest.shards_size(), 12);
+    ASSERT_EQ(plain_manifest.shards_size(), 12);
+    const auto keys = ShardKeys(manifest_key, manifest);
+    const auto plain_keys = ShardKeys(ManifestKeyFor(plain_prefix), plain_manifest);
+    std::set<std::string> folders;
+    for (int s = 0; s < manifest.shards_size(); ++s) {
+      const std::string folder = fanned_prefix + "/" + FanoutLabel(s, 5) + "/";
+      ASSERT_TRUE(keys[s].starts_with(folder)) << keys[s];
+      // The shard's own name is unchanged, and so are its records.
+      EXPECT_EQ(keys[s].substr(folder.size()), "fanned" + plain_keys[s].substr(plain_prefix.size()));
+      EXPECT_EQ(manifest.shards(s).index(), manifest.shards(s).name() + ".idx");
+      EXPECT_EQ(ReadShard(store_, keys[s]), ReadShard(store_, plain_keys[s]));
+      folders.insert(folder);
+    }
+    EXPECT_EQ(folders.size(), 5u);
+    ListOptions list;
+    list.prefix = fanned_prefix + "/";
+    list.delimiter = "/";
+    EXPECT_EQ(ListAll(store_, list).value().common_prefixes.size(), 5u);
+  }
+
+  ShardedWriterOptions too_many;
+  too_many.num_shards = 2;
+  too_many.prefix_fanout = kMaxPrefixFanout + 1;
+  EXPECT_EQ(ShardedWriter::Open(store_, "bad/ds", too_many).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(ShardedWriterTest, KeyHashSendsAKeyAlwaysToOneShard) {
