@@ -384,9 +384,12 @@ def test_one_rank_restarts(job, reference):
     results = finish_ranks(name, started, 600)
     for rank, (code, output) in enumerate(results):
         check(code == 0, f"{name}: rank {rank} failed ({code})", output)
+    # Rank 0 may commit a step between the listing and the restart: the
+    # restart resumes from the latest committed step when it starts.
     restored = RESTORED_RANK.search(results[1][1])
-    check(restored is not None and int(restored.group(1)) == latest and restored.group(2) == "1",
-          f"{name}: the restarted rank 1 did not resume its own part of step {latest}", results[1][1])
+    check(restored is not None and int(restored.group(1)) >= latest and restored.group(2) == "1",
+          f"{name}: the restarted rank 1 did not resume its own part of step {latest} or later", results[1][1])
+    latest = int(restored.group(1))
     for rank in (0, 1):
         with open(summaries[rank]) as f:
             values = dict(line.strip().split("=", 1) for line in f if "=" in line)
