@@ -131,7 +131,9 @@ class Buildah:
 
     def bud(self, source, target, tag, extra=()):
         self("bud", "--pull=never", "--isolation", "chroot", "--network", "host", "--layers",
-             "-f", os.path.join(source, "samples", "Dockerfile"), "--target", target, "-t", tag, *extra, source,
+             "-f", os.path.join(source, "samples", "Dockerfile"),
+             "--ignorefile", os.path.join(source, "samples", "Dockerfile.dockerignore"),
+             "--target", target, "-t", tag, *extra, source,
              timeout=1800)
 
     def container(self, image):
