@@ -28,6 +28,12 @@ shards and 2 test shards. Then, each run on a checkpoint root of its own:
    one, else the last periodic one) is one both restarts resume from, and
    each rank finishes with the step count, record count and record digest of
    its own uninterrupted run.
+5. one replica restarts alone (what restartPolicy OnFailure does for a
+   crashed pod, docs/kubernetes.md): rank 1 of 2 is killed with SIGKILL
+   mid-run and started again while rank 0 goes on. Rank 1 must resume its
+   own part of the latest committed step, both ranks must finish with exit
+   0 and the record digest of their own uninterrupted runs, and the last
+   step must be committed by 2 ranks.
 
   preemption_test.py --train PATH --spool PATH --store local|s3
 
@@ -293,6 +299,7 @@ def two_ranks_to_end(job, name):
 
 
 def test_two_ranks(job):
+    """Returns each rank's uninterrupted summary."""
     reference, _ = two_ranks_to_end(job, "ranks-reference")
     listed = job.spool_run("ckpt", "list", f"{job.root}/ranks-reference/ckpt")
     check(re.search(r"^step\s+300\s.*\s2 ranks\s", listed, re.M) is not None,
@@ -336,6 +343,65 @@ def test_two_ranks(job):
     print(f"ranks: both ranks got SIGTERM after step {steps[-1]}, exited with 143; latest committed step {latest} "
           f"(2 ranks); each rank resumed its own part, digests {resumed[0]['digest']} and {resumed[1]['digest']} "
           f"== their uninterrupted runs")
+    return reference
+
+
+def test_one_rank_restarts(job, reference):
+    """Rank 1 crashes and restarts alone; rank 0 never stops."""
+    name = "alone"
+    summaries = [os.path.join(job.scratch, f"{name}-rank{rank}-summary.txt") for rank in (0, 1)]
+    extra = ["--step-delay-ms", str(STEP_DELAY_MS), "--log-every", "10"]
+    started = []
+    for rank in (0, 1):
+        log_path = os.path.join(job.scratch, f"{name}-rank{rank}.log")
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(job.args(name) + extra + ["--summary", summaries[rank]],
+                                       env={**job.env, **rank_env(rank)}, stdout=log, stderr=subprocess.STDOUT)
+        started.append((process, log_path))
+    try:
+        begin = time.monotonic()
+        while True:
+            with open(started[1][1]) as f:
+                steps = [int(s) for s in STEP_LINE.findall(f.read())]
+            if steps and steps[-1] >= SIGNAL_AFTER_STEP:
+                break
+            check(started[1][0].poll() is None and time.monotonic() - begin < START_LIMIT,
+                  f"{name}: rank 1 did not reach step {SIGNAL_AFTER_STEP}")
+            time.sleep(0.02)
+        started[1][0].kill()  # a crash: no handler, no save
+        started[1][0].wait()
+        committed = job.committed_steps(name)
+        check(committed, f"{name}: nothing committed before the crash")
+        latest = committed[-1]
+        restart_log = os.path.join(job.scratch, f"{name}-rank1-restart.log")
+        with open(restart_log, "w") as log:
+            process = subprocess.Popen(job.args(name) + extra + ["--summary", summaries[1]],
+                                       env={**job.env, **rank_env(1)}, stdout=log, stderr=subprocess.STDOUT)
+        started[1] = (process, restart_log)
+    except Failure:
+        finish_ranks(name, started, 1)
+        raise
+    results = finish_ranks(name, started, 600)
+    for rank, (code, output) in enumerate(results):
+        check(code == 0, f"{name}: rank {rank} failed ({code})", output)
+    # Rank 0 may commit a step between the listing and the restart: the
+    # restart resumes from the latest committed step when it starts.
+    restored = RESTORED_RANK.search(results[1][1])
+    check(restored is not None and int(restored.group(1)) >= latest and restored.group(2) == "1",
+          f"{name}: the restarted rank 1 did not resume its own part of step {latest} or later", results[1][1])
+    latest = int(restored.group(1))
+    for rank in (0, 1):
+        with open(summaries[rank]) as f:
+            values = dict(line.strip().split("=", 1) for line in f if "=" in line)
+        for key in ("steps", "records", "digest"):
+            check(values.get(key) == reference[rank].get(key),
+                  f"{name}: rank {rank}'s {key} is {values.get(key)}, its uninterrupted run's "
+                  f"{reference[rank].get(key)}", results[rank][1])
+    listed = job.spool_run("ckpt", "list", f"{job.root}/{name}/ckpt")
+    check(re.search(rf"^step\s+{STEPS}\s.*\s2 ranks\s", listed, re.M) is not None,
+          f"{name}: the last step is not committed by 2 ranks", listed + results[0][1])
+    print(f"{name}: rank 1 killed after step {steps[-1]} and restarted alone resumed its part of step {latest} "
+          f"while rank 0 went on; both finished with their uninterrupted digests, step {STEPS} committed by 2 ranks")
 
 
 def main():
@@ -363,7 +429,8 @@ def main():
         print(f"reference: {STEPS} steps, {reference['records']} records, digest {reference['digest']}")
         test_commit(job, reference)
         test_miss(job, reference)
-        test_two_ranks(job)
+        ranks_reference = test_two_ranks(job)
+        test_one_rank_restarts(job, ranks_reference)
     except (Failure, subprocess.TimeoutExpired) as e:
         print(f"FAILED ({options.store}): {e}")
         return 1
