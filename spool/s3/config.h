@@ -10,6 +10,7 @@
 
 #include "spool/core/retry.h"
 #include "spool/core/status.h"
+#include "spool/core/storage/ranged_reads.h"
 #include "spool/core/storage/registry.h"
 #include "spool/s3/environment.h"
 
@@ -95,5 +96,12 @@ inline constexpr int kMaxParts = 10'000;
 // growing past 4-8 connections, and 8 x 8 MiB stays far below the default
 // byte budget (512 MiB) even with several objects moving at once.
 inline constexpr int kDefaultConcurrency = 8;
+
+// How the store's readers split a large read: into GETs of the part size,
+// the concurrency of them at once (the same two knobs as uploads).
+inline RangedReads RangedReadsOf(const ResolvedConfig& config) {
+  return {config.part_size != 0 ? config.part_size : kDefaultPartSize,
+          config.concurrency > 0 ? config.concurrency : kDefaultConcurrency};
+}
 
 }  // namespace spool::s3

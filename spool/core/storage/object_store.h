@@ -20,6 +20,7 @@
 #include "spool/core/digest.h"
 #include "spool/core/request_counters.h"
 #include "spool/core/status.h"
+#include "spool/core/storage/ranged_reads.h"
 
 namespace spool {
 
@@ -89,6 +90,11 @@ class ReadableObject {
   // failed with DataLoss on a mismatch: a caller that read the whole object
   // in one call need not hash it again (S3 and GCS readers).
   virtual bool verifies_whole_reads() const { return false; }
+  // How ReadAt splits a large buffer into requests (core/storage/ranged_reads.h):
+  // a ReadAt of at most part_size bytes is one request. The default is for
+  // stores whose reads are no requests (local files, memory): callers that
+  // split reads themselves (transfer.h) use these values for their parts.
+  virtual RangedReads ranged_reads() const { return {}; }
 };
 
 struct WriteOptions {
