@@ -94,6 +94,12 @@ class GcsStore : public ObjectStore {
   Status DiscardResumableUpload(std::string_view key, const std::string& token) override;
   bool resumable_uploads() const override { return true; }
 
+  // For `spool whoami` / `doctor` / `mb` (store_access.cc): the endpoint
+  // and credentials; fetching a token; InsertBucket in options.project.
+  StoreAccess Access() const override;
+  Result<StoreIdentity> WhoAmI() override;
+  Status CreateBucket(const BucketOptions& options) override;
+
   GcsClient& client() { return *client_; }
   const std::string& bucket() const { return options_.bucket; }
   // Which credentials and endpoint this store uses (never a secret).
