@@ -10,13 +10,8 @@
 
 namespace spool::cli {
 
-struct StoreAccess {
-  std::string kind;       // "S3", "GCS", "local files"
-  std::string endpoint;   // "http://127.0.0.1:47480"; empty for local files
-  std::string settings;   // "region us-east-1, path-style addressing"
-  bool anonymous = false;
-};
-
+// The store's own ObjectStore::Access(), with the kind named after the
+// URL's scheme for stores that reach no service ("local files").
 StoreAccess DescribeStore(const StoreLocation& location);
 
 struct CredentialCheck {
@@ -25,8 +20,9 @@ struct CredentialCheck {
   std::string expires;   // for temporary credentials, else empty
 };
 
-// Obtains the credentials the store would sign with (this may fetch a
-// token). Errors say what is missing and how to provide it.
+// ObjectStore::WhoAmI() of the store, for printing: obtains the credentials
+// the store would sign with (this may fetch a token). Errors say what is
+// missing and how to provide it.
 Result<CredentialCheck> CheckCredentials(const StoreLocation& location);
 
 }  // namespace spool::cli

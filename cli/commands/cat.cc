@@ -64,8 +64,8 @@ Status RunCat(const CatOptions& options, const GlobalOptions& global) {
   if (!options.range.empty()) {
     SPOOL_ASSIGN_OR_RETURN(range, ParseRange(options.range, size, url));
   }
-  TransferOptions transfer;
-  transfer.part_size = kChunkSize / 4;
+  // Parts as the store's reader splits them: each one GET.
+  const TransferOptions transfer;
   std::string buffer(std::min(kChunkSize, range.end - range.begin), '\0');
   // A whole object is checked against the CRC32C its store keeps (or its
   // uploader stored), else its other checksum (docs/integrity.md). The bytes
@@ -73,7 +73,7 @@ Status RunCat(const CatOptions& options, const GlobalOptions& global) {
   // (exit 3), as a broken pipe would. An object read in one request was
   // checked by a reader that verifies whole reads before anything was written.
   const bool whole = range.begin == 0 && range.end == size;
-  const bool one_read = size <= transfer.part_size && object->verifies_whole_reads();
+  const bool one_read = size <= object->ranged_reads().part_size && object->verifies_whole_reads();
   std::optional<ChecksumVerifier> verifier;
   if (whole && !one_read) {
     if (std::optional<StoredDigest> expected = ReadChecksum(object->info())) verifier.emplace(*expected, url);

@@ -171,8 +171,7 @@ Status CopyFromStdin(const Side& to) {
 Status CopyToStdout(const Side& from) {
   SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, from.store->OpenRead(from.key));
   std::string buffer(std::min<uint64_t>(kStreamChunk * 4, object->info().size), '\0');
-  TransferOptions transfer;
-  transfer.part_size = kStreamChunk;
+  const TransferOptions transfer;  // parts as the store's reader splits them
   for (uint64_t offset = 0; offset < object->info().size;) {
     SPOOL_ASSIGN_OR_RETURN(size_t n, ReadParallel(*object, offset, buffer, transfer));
     if (n == 0) return DataLossError(from.Describe() + " ended at byte " + std::to_string(offset) + " before its size");

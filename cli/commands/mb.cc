@@ -7,14 +7,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
-#include "spool/backends_config.h"
 #include "spool/core/env.h"
-#if SPOOL_HAVE_GCS
-#include "spool/gcs/gcs_store.h"
-#endif
-#if SPOOL_HAVE_S3
-#include "spool/s3/s3_store.h"
-#endif
 
 namespace spool::cli {
 namespace {
@@ -27,18 +20,14 @@ struct MbOptions {
 // Creates the bucket through the backend that serves `location`; nullopt
 // when no backend of this build makes buckets there (a local folder).
 std::optional<Status> CreateBucket(const StoreLocation& location, const MbOptions& options) {
-#if SPOOL_HAVE_S3
-  if (auto* s3 = dynamic_cast<s3::S3Store*>(location.store.get())) return s3->client().CreateBucket();
-#endif
-#if SPOOL_HAVE_GCS
-  if (auto* gcs = dynamic_cast<gcs::GcsStore*>(location.store.get())) {
-    std::string project = options.project;
-    if (project.empty()) project = CurrentEnv().Get("GOOGLE_CLOUD_PROJECT").value_or("");
-    return gcs->client().InsertBucket(location.url.bucket, project);
+  BucketOptions bucket;
+  bucket.project = options.project;
+  if (bucket.project.empty() && location.url.scheme == "gs") {
+    bucket.project = CurrentEnv().Get("GOOGLE_CLOUD_PROJECT").value_or("");
   }
-#endif
-  (void)options;
-  return std::nullopt;
+  Status created = location.store->CreateBucket(bucket);
+  if (created.code() == StatusCode::kUnimplemented) return std::nullopt;
+  return created;
 }
 
 Status RunMb(const MbOptions& options, const GlobalOptions& global) {

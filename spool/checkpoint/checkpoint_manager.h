@@ -101,8 +101,14 @@ struct CheckpointOptions {
   // (UploadFile with TransferOptions::resume; state under the user's cache
   // folder, docs/integrity.md "Resuming uploads").
   bool resume_uploads = true;
-  uint64_t download_part_size = 16 << 20;
-  int download_concurrency = 4;  // ranged reads in flight per file on restore
+  // Restore downloads each file in the parts the store's readers use
+  // (ObjectStore readers' ranged_reads(), core/storage/ranged_reads.h), each
+  // part one request. download_part_size asks for smaller parts (0: the
+  // store's; larger is capped at it). A restore has at most
+  // file_concurrency x download_concurrency requests in flight (16 by
+  // default), each of at most one part.
+  uint64_t download_part_size = 0;
+  int download_concurrency = 4;  // parts in flight per file on restore
 
   // Several ranks saving one checkpoint together (PyTorchJob, TFJob, MPIJob,
   // an Indexed Job). world_size 1 is the single-writer format (version 1).

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <utility>
 
-#include "spool/core/parallel_for.h"
 #include "spool/core/storage/verify.h"
 
 namespace spool::gcs {
@@ -31,9 +30,7 @@ Status GcsReader::ReadRange(uint64_t offset, std::span<char> out, std::optional<
   });
   if (!result.ok()) return result.status();
   if (written != out.size()) {
-    return DataLossError(GcsClient::Url(object_.bucket, object_.name) + ": the service sent " +
-                         std::to_string(written) + " of " + std::to_string(out.size()) + " bytes at offset " +
-                         std::to_string(offset) + "; read it again");
+    return ShortReadError(GcsClient::Url(object_.bucket, object_.name), offset, written, out.size());
   }
   if (whole_crc) *whole_crc = result->crc32c;
   return OkStatus();
@@ -51,18 +48,14 @@ Result<size_t> GcsReader::ReadAt(uint64_t offset, std::span<char> buffer) {
   const bool whole = offset == 0 && length == size;
   std::optional<uint32_t> expected_crc = object_.crc32c;
 
-  const uint64_t part = std::max<uint64_t>(options_.part_size, 1);
-  if (length <= part || options_.concurrency <= 1) {
+  if (PartCount(options_.reads, length) <= 1) {
     std::optional<uint32_t> header_crc;
     SPOOL_RETURN_IF_ERROR(ReadRange(offset, out, &header_crc));
     if (header_crc) expected_crc = header_crc;  // x-goog-hash of the same generation
   } else {
-    const size_t parts = static_cast<size_t>((length + part - 1) / part);
     Executor& executor = options_.executor ? *options_.executor : DefaultExecutor();
-    SPOOL_RETURN_IF_ERROR(ParallelFor(executor, parts, options_.concurrency, [&](size_t i) {
-      const uint64_t begin = i * part;
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(part, length - begin));
-      return ReadRange(offset + begin, out.subspan(begin, n), nullptr);
+    SPOOL_RETURN_IF_ERROR(ReadInParts(executor, options_.reads, offset, out, [this](uint64_t at, std::span<char> part) {
+      return ReadRange(at, part, nullptr);
     }));
   }
   if (whole) {

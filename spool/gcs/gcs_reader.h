@@ -1,5 +1,6 @@
 // The ReadableObject of GcsStore: one object generation, read with ranged
-// downloads (several in parallel for a large ReadAt). Thread-safe.
+// downloads (a large ReadAt is split by core/storage/ranged_reads.h).
+// Thread-safe.
 #pragma once
 
 #include <memory>
@@ -7,13 +8,13 @@
 
 #include "spool/core/executor.h"
 #include "spool/core/storage/object_store.h"
+#include "spool/core/storage/ranged_reads.h"
 #include "spool/gcs/client.h"
 
 namespace spool::gcs {
 
 struct ReaderOptions {
-  uint64_t part_size = 8ull << 20;
-  int concurrency = 8;
+  RangedReads reads;
   Executor* executor = nullptr;  // default: DefaultExecutor()
 };
 
@@ -27,6 +28,7 @@ class GcsReader : public ReadableObject {
   // against its CRC32C (else its md5Hash): DataLoss on a mismatch.
   Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override;
   bool verifies_whole_reads() const override { return true; }
+  RangedReads ranged_reads() const override { return options_.reads; }
 
  private:
   Status ReadRange(uint64_t offset, std::span<char> out, std::optional<uint32_t>* whole_crc) const;

@@ -97,7 +97,7 @@ Result<ListPage> GcsStore::List(const ListOptions& options) {
 Result<std::unique_ptr<ReadableObject>> GcsStore::OpenRead(std::string_view key) {
   SPOOL_ASSIGN_OR_RETURN(ObjectMetadata object, client_->GetObject(options_.bucket, key));
   ObjectInfo info = ToObjectInfo(object);
-  ReaderOptions reader{options_.read_part_size, options_.read_concurrency, options_.executor};
+  ReaderOptions reader{options_.reads, options_.executor};
   return std::unique_ptr<ReadableObject>(new GcsReader(client_, std::move(object), std::move(info), reader));
 }
 

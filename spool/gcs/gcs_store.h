@@ -21,6 +21,7 @@
 #include "spool/core/http/transport.h"
 #include "spool/core/retry.h"
 #include "spool/core/storage/object_store.h"
+#include "spool/core/storage/ranged_reads.h"
 #include "spool/gcs/client.h"
 #include "spool/gcs/credentials.h"
 #include "spool/gcs/resumable_upload.h"
@@ -50,8 +51,8 @@ struct GcsStoreOptions {
   uint64_t resumable_threshold = 8ull << 20;  // larger objects use a resumable upload
   uint64_t chunk_size = 16ull << 20;          // resumable chunk (multiple of 256 KiB)
   int chunks_in_flight = 4;
-  uint64_t read_part_size = 8ull << 20;  // ranged reads of one ReadAt run in parallel
-  int read_concurrency = 8;
+  // How a large ReadAt is split into ranged downloads (8 MiB, 8 at once).
+  RangedReads reads;
 };
 
 // A write to GCS; resumable ones can be suspended and continued elsewhere.
@@ -92,6 +93,12 @@ class GcsStore : public ObjectStore {
                                                               const ResumeOptions& resume) override;
   Status DiscardResumableUpload(std::string_view key, const std::string& token) override;
   bool resumable_uploads() const override { return true; }
+
+  // For `spool whoami` / `doctor` / `mb` (store_access.cc): the endpoint
+  // and credentials; fetching a token; InsertBucket in options.project.
+  StoreAccess Access() const override;
+  Result<StoreIdentity> WhoAmI() override;
+  Status CreateBucket(const BucketOptions& options) override;
 
   GcsClient& client() { return *client_; }
   const std::string& bucket() const { return options_.bucket; }

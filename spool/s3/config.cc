@@ -106,7 +106,7 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
                       .value_or(Sourced{"us-east-1", "default"})
                       .value;
 
-  auto endpoint_text = FirstOf({{NonEmpty(options.store.endpoint_url), "the endpoint option"},
+  auto endpoint_text = FirstOf({{NonEmpty(options.endpoint_url), "the endpoint option"},
                                 {env.Get("AWS_ENDPOINT_URL_S3"), "AWS_ENDPOINT_URL_S3"},
                                 {env.Get("AWS_ENDPOINT_URL"), "AWS_ENDPOINT_URL"},
                                 {Setting(profile, "s3.endpoint_url"), "profile " + config.profile},
@@ -141,7 +141,7 @@ Result<ResolvedConfig> ResolveConfig(const S3Options& options, const std::string
       break;
   }
 
-  config.ca_bundle = FirstOf({{NonEmpty(options.store.ca_bundle), "option"},
+  config.ca_bundle = FirstOf({{NonEmpty(options.ca_bundle), "option"},
                               {env.Get("AWS_CA_BUNDLE"), "AWS_CA_BUNDLE"},
                               {Setting(profile, "ca_bundle"), "profile"}})
                          .value_or(Sourced{})

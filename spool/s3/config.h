@@ -1,17 +1,20 @@
 // Where and how to reach S3 for one bucket: endpoint, region, addressing
 // style, TLS CA bundle, payload signing, transfer sizes. Resolved once per
-// store from, in this order: StoreOptions / S3Options, the environment
+// store from, in this order: S3Options, the environment
 // (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION, AWS_DEFAULT_REGION,
 // AWS_CA_BUNDLE), the profile in ~/.aws/config, and AWS's defaults.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "spool/core/env.h"
+#include "spool/core/executor.h"
+#include "spool/core/request_counters.h"
 #include "spool/core/retry.h"
 #include "spool/core/status.h"
-#include "spool/core/storage/registry.h"
+#include "spool/core/storage/ranged_reads.h"
 
 namespace spool::s3 {
 
@@ -32,19 +35,24 @@ enum class PayloadSigning {
   kUnsigned,  // x-amz-content-sha256: UNSIGNED-PAYLOAD, with Content-MD5
 };
 
-// S3 settings beyond StoreOptions, for code that builds an S3Store itself.
+// Everything an S3Store is opened with; every field is read. The "s3"
+// factory of register.h fills it from StoreOptions.
 struct S3Options {
-  // endpoint_url, ca_bundle, executor and budget are used from here; its
-  // retry and settings are not (the "s3" factory of register.h parses the
-  // settings into the fields below and copies retry).
-  StoreOptions store;
+  std::string endpoint_url;      // empty: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile, AWS's
+  std::string ca_bundle;         // PEM file of the CAs to trust; empty: AWS_CA_BUNDLE, the system's
+  Executor* executor = nullptr;  // default: DefaultExecutor(); must outlive the store
+  ByteBudget* budget = nullptr;  // default: DefaultByteBudget(); must outlive the store
+  // Where every exchange is counted (ObjectStore::counters()); empty: not counted.
+  std::shared_ptr<RequestCounters> counters;
   std::string region;      // empty: AWS_REGION, AWS_DEFAULT_REGION, the profile, us-east-1
   std::string profile;     // empty: AWS_PROFILE, else "default"
   bool anonymous = false;  // unsigned requests, no credentials (--no-sign-request)
   AddressingStyle addressing = AddressingStyle::kAuto;
   PayloadSigning payload_signing = PayloadSigning::kAuto;
-  uint64_t part_size = 0;  // 0: derived (see DefaultPartSize)
-  int concurrency = 0;     // parts/ranges in flight per object; 0: derived
+  // Bytes per upload part and per ranged GET (RangedReadsOf); 0: derived
+  // (see DefaultPartSize).
+  uint64_t part_size = 0;
+  int concurrency = 0;  // parts/ranges in flight per object; 0: kDefaultConcurrency
   // How every request of the store retries. Credential fetches (STS,
   // container, instance metadata) make one request each inside this loop
   // (core/retry.h); the environment lets tests run the backoff on a fake
@@ -96,5 +104,12 @@ inline constexpr int kMaxParts = 10'000;
 // growing past 4-8 connections, and 8 x 8 MiB stays far below the default
 // byte budget (512 MiB) even with several objects moving at once.
 inline constexpr int kDefaultConcurrency = 8;
+
+// How the store's readers split a large read: into GETs of the part size,
+// the concurrency of them at once (the same two knobs as uploads).
+inline RangedReads RangedReadsOf(const ResolvedConfig& config) {
+  return {config.part_size != 0 ? config.part_size : kDefaultPartSize,
+          config.concurrency > 0 ? config.concurrency : kDefaultConcurrency};
+}
 
 }  // namespace spool::s3

@@ -8,7 +8,11 @@ Result<S3Options> S3OptionsFromStoreOptions(const StoreOptions& options) {
   SPOOL_ASSIGN_OR_RETURN(auto settings,
                          SchemeSettings(options, "s3", {"region", "profile", "path_style", "anonymous"}));
   S3Options s3_options;
-  s3_options.store = options;
+  s3_options.endpoint_url = options.endpoint_url;
+  s3_options.ca_bundle = options.ca_bundle;
+  s3_options.executor = options.executor;
+  s3_options.budget = options.budget;
+  s3_options.counters = options.counters;
   s3_options.retry = CountingRetry(options);
   for (const auto& [name, value] : settings) {
     if (name == "region") s3_options.region = value;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "spool/core/parallel_for.h"
+#include "spool/core/storage/ranged_reads.h"
 #include "spool/core/storage/verify.h"
 
 namespace spool::s3 {
@@ -23,15 +23,15 @@ class S3Reader : public ReadableObject {
     const size_t wanted = static_cast<size_t>(std::min<uint64_t>(buffer.size(), info_.size - offset));
     if (wanted == 0) return size_t{0};
     std::span<char> target = buffer.first(wanted);
-    const uint64_t part = client_->read_part_size();
-    Status status = target.size() <= part ? ReadRange(offset, target) : ReadRangesInParallel(offset, target, part);
-    SPOOL_RETURN_IF_ERROR(status);
+    SPOOL_RETURN_IF_ERROR(ReadInParts(executor_, ranged_reads(), offset, target,
+                                      [this](uint64_t at, std::span<char> part) { return ReadRange(at, part); }));
     // A whole object: checked against its CRC32C, else its other checksum.
     if (offset == 0 && wanted == info_.size) SPOOL_RETURN_IF_ERROR(VerifyWholeObject(info_, Url(), target));
     return wanted;
   }
 
   bool verifies_whole_reads() const override { return true; }
+  RangedReads ranged_reads() const override { return RangedReadsOf(client_->config()); }
 
  private:
   Status ReadRange(uint64_t offset, std::span<char> target) {
@@ -45,10 +45,7 @@ class S3Reader : public ReadableObject {
     options.want_checksum = whole && !info_.crc32c && !info_.digest;
     options.whole_object = whole;
     SPOOL_ASSIGN_OR_RETURN(GetResult got, client_->GetObject(info_.key, options, target));
-    if (got.bytes != target.size()) {
-      return FailedPreconditionError(client_->Describe(info_.key) + " is shorter than when it was opened (byte " +
-                                     std::to_string(offset + got.bytes) + "); open it again");
-    }
+    if (got.bytes != target.size()) return ShortReadError(Url(), offset, got.bytes, target.size());
     if (options.want_checksum) {
       ObjectInfo answered = info_;
       answered.crc32c = got.crc32c;
@@ -60,16 +57,6 @@ class S3Reader : public ReadableObject {
   }
 
   std::string Url() const { return client_->Describe(info_.key); }
-
-  // `concurrency` workers take ranges of `part` bytes in order until none is left.
-  Status ReadRangesInParallel(uint64_t offset, std::span<char> target, uint64_t part) {
-    const size_t ranges = static_cast<size_t>((target.size() + part - 1) / part);
-    return ParallelFor(executor_, ranges, client_->config().concurrency, [&](size_t i) {
-      const size_t begin = i * part;
-      const size_t size = std::min<size_t>(part, target.size() - begin);
-      return ReadRange(offset + begin, target.subspan(begin, size));
-    });
-  }
 
   const std::shared_ptr<S3Client> client_;
   const ObjectInfo info_;

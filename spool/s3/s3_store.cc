@@ -33,7 +33,7 @@ Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const 
   http.ca_bundle = config.ca_bundle;
   // Every exchange is counted into the store's counters (the registry's, or
   // the caller's through StoreOptions::counters).
-  const std::shared_ptr<RequestCounters>& counters = options.store.counters;
+  const std::shared_ptr<RequestCounters>& counters = options.counters;
   auto transport = MeterTransport(MakeCurlTransport(http), counters, ClassifyRequest);
   // Credential sources (STS, container, instance metadata) answer quickly or not at all.
   HttpOptions credential_http = http;
@@ -49,7 +49,7 @@ Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const 
                                                   [](const HttpRequest&) { return RequestOp::kTokenFetch; }));
   }
   auto client = std::make_shared<S3Client>(std::move(config), bucket, std::move(transport), std::move(credentials));
-  return std::make_shared<S3Store>(std::move(client), options.store.executor, options.store.budget);
+  return std::make_shared<S3Store>(std::move(client), options.executor, options.budget);
 }
 
 S3Store::S3Store(std::shared_ptr<S3Client> client, Executor* executor, ByteBudget* budget)

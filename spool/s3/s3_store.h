@@ -71,6 +71,13 @@ class S3Store : public ObjectStore {
   Result<std::vector<IncompleteUpload>> ListIncompleteUploads(std::string_view prefix) override;
   Status AbortIncompleteUpload(const IncompleteUpload& upload) override;
 
+  // For `spool whoami` / `doctor` / `mb` (store_access.cc): the resolved
+  // endpoint, region and addressing; the access key (masked) and where it
+  // came from; CreateBucket in the store's region.
+  StoreAccess Access() const override;
+  Result<StoreIdentity> WhoAmI() override;
+  Status CreateBucket(const BucketOptions& options) override;
+
   S3Client& client() { return *client_; }
 
  private:

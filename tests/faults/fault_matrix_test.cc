@@ -63,7 +63,7 @@ using test_support::GetEnv;
 std::shared_ptr<ObjectStore> OpenS3(const std::string& endpoint, bool under_test) {
   const std::string bucket = test_support::S3TestBucket();
   s3::S3Options options;
-  options.store.endpoint_url = endpoint;
+  options.endpoint_url = endpoint;
   options.part_size = 5 << 20;
   options.concurrency = 4;
   if (under_test) options.retry.policy = SmallRetry();

@@ -14,7 +14,7 @@ StoreUnderTest OpenGcs() {
     gcs::GcsStoreOptions options;
     options.resumable_threshold = 1 << 20;
     options.chunk_size = 512 << 10;
-    options.read_part_size = 1 << 20;
+    options.reads.part_size = 1 << 20;
     return gcs::testing::OpenStore("conformance", options);
   }();
   return {store, gcs::testing::UniqueName("case") + "/", nullptr};

@@ -9,7 +9,9 @@
 
 #include "spool/core/crc32c.h"
 #include "spool/core/executor.h"
+#include "spool/core/storage/transfer.h"
 #include "tests/gcs/test_server.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::gcs {
 namespace {
@@ -25,7 +27,7 @@ class GcsStoreTest : public ::testing::Test {
     GcsStoreOptions options;
     options.resumable_threshold = 1 << 20;
     options.chunk_size = 256 << 10;
-    options.read_part_size = 256 << 10;
+    options.reads.part_size = 256 << 10;
     options.retry.policy.initial_backoff = std::chrono::milliseconds(10);
     bucket_ = UniqueName("store");
     store_ = OpenStore(bucket_, options);
@@ -55,6 +57,40 @@ TEST_F(GcsStoreTest, ReadsArePinnedToTheGenerationSeenAtOpen) {
   auto info = store_->Stat("k");
   ASSERT_TRUE(info.ok());
   EXPECT_NE(info->version, first_generation);
+}
+
+// A read is split into parts once: a download and a ReadAt of the whole
+// object each send one ranged GET per part of the store's part size. 6 MiB
+// parts do not divide the 16 MiB pieces transfers used to read in, which
+// the reader then split again (8 GETs for 40 MiB instead of 7).
+TEST(GcsRangedReads, DownloadAndReadAtSendOneGetPerPart) {
+  GcsStoreOptions options;
+  options.reads.part_size = 6 << 20;
+  options.counters = std::make_shared<RequestCounters>();
+  auto store = OpenStore(UniqueName("one-split"), options);
+  ASSERT_NE(store, nullptr);
+  const std::string data = Pattern(0, 40 << 20);
+  ASSERT_TRUE(WriteAll(*store, "forty", data).ok());
+  const uint64_t parts = (data.size() + options.reads.part_size - 1) / options.reads.part_size;
+  auto gets = [&] {
+    RequestCounts counts = options.counters->Snapshot();
+    return counts.op(RequestOp::kGet).requests + counts.op(RequestOp::kRangedGet).requests;
+  };
+
+  test_support::TempDir dir("spool-gcs-one-split");
+  uint64_t before = gets();
+  auto downloaded = DownloadFile(*store, "forty", dir / "forty");
+  ASSERT_TRUE(downloaded.ok()) << downloaded.status().ToString();
+  EXPECT_EQ(gets() - before, parts);
+
+  auto reader = store->OpenRead("forty");
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string back(data.size(), '\0');
+  before = gets();
+  auto read = (*reader)->ReadAt(0, back);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(gets() - before, parts);
+  EXPECT_TRUE(back == data);
 }
 
 TEST_F(GcsStoreTest, PaginationOverManyObjectsReturnsEachKeyOnce) {

@@ -575,6 +575,21 @@ TEST(S3Reader, ALargeWholeReadIsCheckedAgainstAFullObjectSha256) {
   EXPECT_NE(read.status().message().find("x-amz-checksum-sha256"), std::string::npos) << read.status().ToString();
 }
 
+// A range that comes back short (here, the object ends before the size it
+// had when opened) is DataLoss telling the caller to read again, as on
+// every store.
+TEST(S3Reader, AShortRangeIsDataLossToReadAgain) {
+  const std::string object(30, 'x');  // the server's object: 30 bytes
+  auto transport = std::make_shared<ScriptedTransport>(
+      [&](const HttpRequest& request) { return RangedAnswer(request, object); });
+  ObjectInfo info{"k", 60, "\"v\"", std::nullopt, false, std::nullopt, {}};  // opened at 60
+  Executor executor(2);
+  std::string buffer(20, '\0');
+  auto read = MakeS3Reader(Client(transport), info, executor)->ReadAt(20, buffer);
+  ASSERT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("read it again"), std::string::npos) << read.status().ToString();
+}
+
 // A fake multipart endpoint: hands out an upload id, ETags "\"p<N>\"" for
 // parts, and accepts Complete.
 ScriptedTransport::Answer MultipartAnswer(const HttpRequest& request) {

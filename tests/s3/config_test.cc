@@ -92,7 +92,7 @@ TEST_F(ConfigTest, EndpointPrecedence) {
   env_["AWS_ENDPOINT_URL_S3"] = "http://s3-specific:3";
   EXPECT_EQ(Resolve().endpoint.ToString(), "http://s3-specific:3");
   S3Options options;
-  options.store.endpoint_url = "https://option:4";
+  options.endpoint_url = "https://option:4";
   ResolvedConfig config = Resolve(options);
   EXPECT_EQ(config.endpoint.ToString(), "https://option:4");
   EXPECT_TRUE(config.custom_endpoint);
@@ -168,7 +168,7 @@ TEST_F(ConfigTest, CaBundlePrecedence) {
   env_["AWS_CA_BUNDLE"] = "/env.pem";
   EXPECT_EQ(Resolve().ca_bundle, "/env.pem");
   S3Options options;
-  options.store.ca_bundle = "/option.pem";
+  options.ca_bundle = "/option.pem";
   EXPECT_EQ(Resolve(options).ca_bundle, "/option.pem");
 }
 

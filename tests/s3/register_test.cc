@@ -24,7 +24,7 @@ TEST(S3Register, SettingsBecomeS3Options) {
   EXPECT_EQ(s3->profile, "minio");
   EXPECT_EQ(s3->addressing, AddressingStyle::kPath);
   EXPECT_TRUE(s3->anonymous);
-  EXPECT_EQ(s3->store.endpoint_url, "http://127.0.0.1:9");
+  EXPECT_EQ(s3->endpoint_url, "http://127.0.0.1:9");
   EXPECT_EQ(s3->retry.policy.max_attempts, 3);
 }
 

@@ -4,6 +4,7 @@
 // messages, presigned URLs and payload signing modes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -19,6 +20,7 @@
 #include "spool/s3/s3_store.h"
 #include "tests/s3/s3_test_store.h"
 #include "tests/support/bytes.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool::s3 {
 namespace {
@@ -274,6 +276,43 @@ TEST(S3Store, LargeReadAtIsSplitIntoParallelRangedGets) {
   auto parallel = ReadParallel(**reader, 0, again, transfer);
   ASSERT_TRUE(parallel.ok()) << parallel.status().ToString();
   EXPECT_TRUE(again == data);
+  ASSERT_TRUE(store->Delete(key).ok());
+}
+
+// A read is split into parts once: a download and a ReadAt of the whole
+// object each send one ranged GET per part of the store's part size. 6 MiB
+// parts do not divide the 16 MiB pieces transfers used to read in, which
+// the reader then split again (8 GETs for 40 MiB instead of 7).
+TEST(S3Store, DownloadAndReadAtSendOneGetPerPart) {
+  auto store = OpenTestStore();
+  const std::string key = UniquePrefix("one-split") + "40MiB";
+  const std::string data = DeterministicBytes(40, 40 * kMiB);
+  ASSERT_TRUE(WriteAll(*store, key, data).ok());
+
+  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
+  S3Options options;
+  options.part_size = 6 * kMiB;
+  auto counted_store = StoreWithTransport(counting, nullptr, options);
+  const size_t parts = (data.size() + options.part_size - 1) / options.part_size;
+  auto gets = [&] {
+    const std::vector<std::string> methods = counting->methods();
+    return static_cast<size_t>(std::count(methods.begin(), methods.end(), "GET"));
+  };
+
+  test_support::TempDir dir("spool-s3-one-split");
+  size_t before = gets();
+  auto downloaded = DownloadFile(*counted_store, key, dir / "forty");
+  ASSERT_TRUE(downloaded.ok()) << downloaded.status().ToString();
+  EXPECT_EQ(gets() - before, parts);
+
+  auto reader = counted_store->OpenRead(key);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string back(data.size(), '\0');
+  before = gets();
+  auto read = (*reader)->ReadAt(0, back);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(gets() - before, parts);
+  EXPECT_TRUE(back == data);
   ASSERT_TRUE(store->Delete(key).ok());
 }
 

@@ -56,4 +56,10 @@ Status ForwardingStore::AbortIncompleteUpload(const IncompleteUpload& upload) {
   return inner_->AbortIncompleteUpload(upload);
 }
 
+StoreAccess ForwardingStore::Access() const { return inner_->Access(); }
+
+Result<StoreIdentity> ForwardingStore::WhoAmI() { return inner_->WhoAmI(); }
+
+Status ForwardingStore::CreateBucket(const BucketOptions& options) { return inner_->CreateBucket(options); }
+
 }  // namespace spool::test_support

@@ -57,6 +57,9 @@ class ForwardingStore : public ObjectStore {
   Status DiscardResumableUpload(std::string_view key, const std::string& token) override;
   Result<std::vector<IncompleteUpload>> ListIncompleteUploads(std::string_view prefix) override;
   Status AbortIncompleteUpload(const IncompleteUpload& upload) override;
+  StoreAccess Access() const override;
+  Result<StoreIdentity> WhoAmI() override;
+  Status CreateBucket(const BucketOptions& options) override;
 
  private:
   std::shared_ptr<ObjectStore> inner_;

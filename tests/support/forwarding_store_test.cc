@@ -106,6 +106,13 @@ class SpyStore : public ObjectStore {
   Status AbortIncompleteUpload(const IncompleteUpload&) override {
     return Called<int>("AbortIncompleteUpload").status();
   }
+  StoreAccess Access() const override {
+    StoreAccess access;
+    access.kind = "spy";
+    return access;
+  }
+  Result<StoreIdentity> WhoAmI() override { return Called<StoreIdentity>("WhoAmI"); }
+  Status CreateBucket(const BucketOptions&) override { return Called<int>("CreateBucket").status(); }
 
  private:
   // Fails with a code no default returns, so the caller sees the spy's answer.
@@ -144,6 +151,9 @@ TEST(ForwardingStoreTest, CallsReachTheWrappedStore) {
   upload.key = "k";
   upload.id = "u";
   expect_forwarded("AbortIncompleteUpload", store.AbortIncompleteUpload(upload));
+  EXPECT_EQ(store.Access().kind, "spy");
+  expect_forwarded("WhoAmI", store.WhoAmI().status());
+  expect_forwarded("CreateBucket", store.CreateBucket({}));
 }
 
 TEST(ForwardingStoreTest, SharesTheWrappedStoresCounters) {

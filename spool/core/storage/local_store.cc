@@ -132,7 +132,7 @@ class LocalReadable : public ReadableObject {
         if (errno == EINTR) continue;
         return ErrnoStatus(errno, path_, "read at offset " + std::to_string(offset + done));
       }
-      if (n == 0) break;
+      if (n == 0) return ShortReadError(path_, offset, done, want);  // truncated since the check above
       done += static_cast<size_t>(n);
     }
     return done;

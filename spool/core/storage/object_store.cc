@@ -1,6 +1,9 @@
 // The defaults of ObjectStore and the whole-object conveniences.
 #include "spool/core/storage/object_store.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <utility>
 
 #include "spool/core/retry.h"
@@ -47,6 +50,19 @@ Result<std::vector<IncompleteUpload>> ObjectStore::ListIncompleteUploads(std::st
 Status ObjectStore::AbortIncompleteUpload(const IncompleteUpload& upload) {
   return UnimplementedError("this store keeps no incomplete uploads; cannot abort " + upload.id + " of " +
                             Describe(upload.key));
+}
+
+Result<StoreIdentity> ObjectStore::WhoAmI() {
+  StoreIdentity identity;
+  const uid_t uid = ::geteuid();
+  const struct passwd* user = ::getpwuid(uid);
+  identity.identity = "uid " + std::to_string(uid) + (user ? " (" + std::string(user->pw_name) + ")" : "");
+  identity.source = "file permissions of the process";
+  return identity;
+}
+
+Status ObjectStore::CreateBucket(const BucketOptions& /*options*/) {
+  return UnimplementedError(Describe("") + " has no buckets to create");
 }
 
 Result<std::vector<IncompleteUpload>> AbortIncompleteUploads(ObjectStore& store, std::string_view prefix,

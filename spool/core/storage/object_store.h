@@ -20,6 +20,7 @@
 #include "spool/core/digest.h"
 #include "spool/core/request_counters.h"
 #include "spool/core/status.h"
+#include "spool/core/storage/ranged_reads.h"
 
 namespace spool {
 
@@ -89,6 +90,11 @@ class ReadableObject {
   // failed with DataLoss on a mismatch: a caller that read the whole object
   // in one call need not hash it again (S3 and GCS readers).
   virtual bool verifies_whole_reads() const { return false; }
+  // How ReadAt splits a large buffer into requests (core/storage/ranged_reads.h):
+  // a ReadAt of at most part_size bytes is one request. The default is for
+  // stores whose reads are no requests (local files, memory): callers that
+  // split reads themselves (transfer.h) use these values for their parts.
+  virtual RangedReads ranged_reads() const { return {}; }
 };
 
 struct WriteOptions {
@@ -171,6 +177,27 @@ struct ResumeOptions {
   std::function<void(const std::string& token)> on_token;
 };
 
+// How a store reaches its service, for `spool whoami` and `spool doctor`:
+// never a secret.
+struct StoreAccess {
+  std::string kind;       // "S3", "GCS", "local files"
+  std::string endpoint;   // "http://127.0.0.1:47480"; empty for local files
+  std::string settings;   // "region us-east-1, path-style addressing"
+  bool anonymous = false;
+};
+
+// Who a store's requests act as, and where those credentials came from.
+struct StoreIdentity {
+  std::string identity;  // "access key CEPH...0001", "an OAuth2 access token", "uid 0 (root)"
+  std::string source;    // "environment", "profile dev in ~/.aws/credentials", ...
+  std::optional<std::chrono::system_clock::time_point> expires;  // temporary credentials only
+};
+
+// What creating a bucket needs beyond the store's own settings.
+struct BucketOptions {
+  std::string project;  // GCS: the project that owns it; S3 ignores it (the region is the store's)
+};
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -234,6 +261,17 @@ class ObjectStore {
   virtual Result<std::vector<IncompleteUpload>> ListIncompleteUploads(std::string_view prefix);
   // Removes one upload ListIncompleteUploads returned; gone already is OK.
   virtual Status AbortIncompleteUpload(const IncompleteUpload& upload);
+
+  // The endpoint and settings this store uses. The default, for stores
+  // that reach no service, leaves every field empty.
+  virtual StoreAccess Access() const { return {}; }
+  // Obtains the credentials the store signs with (this may fetch a token)
+  // and says whose they are. Errors say what is missing and how to provide
+  // it. The default, for stores without credentials, is the process's user.
+  virtual Result<StoreIdentity> WhoAmI();
+  // Creates the bucket the store is bound to. AlreadyExists when it exists;
+  // Unimplemented for stores without buckets (the default).
+  virtual Status CreateBucket(const BucketOptions& options);
 
  private:
   std::shared_ptr<RequestCounters> counters_ = std::make_shared<RequestCounters>();

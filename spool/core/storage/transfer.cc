@@ -21,8 +21,8 @@
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
 #include "spool/core/storage/upload_state.h"
-#include "spool/core/parallel_for.h"
 #include "spool/core/storage/local_files.h"
+#include "spool/core/storage/ranged_reads.h"
 #include "spool/core/storage/verify.h"
 
 namespace spool {
@@ -37,9 +37,22 @@ ByteBudget& BudgetOf(const TransferOptions& options) {
   return options.budget != nullptr ? *options.budget : DefaultByteBudget();
 }
 
-uint64_t PartSizeOf(const TransferOptions& options) { return std::max<uint64_t>(options.part_size, 1); }
+// How this transfer splits its reads of `object`: the reader's own split,
+// with the caller's smaller part size or other parts in flight. A part is
+// never larger than the reader's, so each ReadAt is one request.
+RangedReads SplitFor(const ReadableObject& object, const TransferOptions& options) {
+  RangedReads reads = object.ranged_reads();
+  reads.part_size = std::max<uint64_t>(reads.part_size, 1);
+  if (options.part_size != 0) reads.part_size = std::min(reads.part_size, options.part_size);
+  if (options.concurrency > 0) reads.parts_in_flight = options.concurrency;
+  reads.parts_in_flight = std::max(reads.parts_in_flight, 1);
+  return reads;
+}
 
-size_t ConcurrencyOf(const TransferOptions& options) { return static_cast<size_t>(std::max(options.concurrency, 1)); }
+// UploadFile's pieces of the file: no reader to follow.
+uint64_t UploadPieceOf(const TransferOptions& options) {
+  return options.part_size != 0 ? options.part_size : uint64_t{16} << 20;
+}
 
 Result<std::unique_ptr<ReadableObject>> OpenSource(ObjectStore& from, std::string_view key,
                                                    const TransferOptions& options) {
@@ -73,10 +86,7 @@ Status ReadExactly(ReadableObject& object, uint64_t offset, std::span<char> buff
   size_t filled = 0;
   while (filled < buffer.size()) {
     SPOOL_ASSIGN_OR_RETURN(size_t n, object.ReadAt(offset + filled, buffer.subspan(filled)));
-    if (n == 0) {
-      return DataLossError(std::string(url) + ": the object ended at byte " + std::to_string(offset + filled) +
-                           " but its size is " + std::to_string(object.info().size));
-    }
+    if (n == 0) return ShortReadError(url, offset, filled, buffer.size());
     filled += n;
   }
   return OkStatus();
@@ -145,24 +155,14 @@ Result<size_t> ReadParallel(ReadableObject& object, uint64_t offset, std::span<c
   const uint64_t size = object.info().size;
   if (offset > size) return object.ReadAt(offset, buffer);  // the object's own OutOfRange
   std::span<char> wanted = buffer.first(std::min<uint64_t>(buffer.size(), size - offset));
-  const uint64_t part_size = PartSizeOf(options);
-  const size_t parts = (wanted.size() + part_size - 1) / part_size;
-  if (parts <= 1) {
-    SPOOL_RETURN_IF_ERROR(ReadExactly(object, offset, wanted, object.info().key));
-    ReportProgress(options, wanted.size());
-    return wanted.size();
-  }
-  // A few workers take parts in order, so at most `concurrency` reads of
-  // this call are in flight whatever the pool size.
-  auto read_part = [&](size_t part) -> Status {
-    const uint64_t begin = part * part_size;
-    std::span<char> range = wanted.subspan(begin, std::min<uint64_t>(part_size, wanted.size() - begin));
-    SPOOL_RETURN_IF_ERROR(ReadExactly(object, offset + begin, range, object.info().key));
-    ReportProgress(options, range.size());
+  // At most parts_in_flight reads of this call are in flight whatever the
+  // pool size; each part is one ReadAt, which the reader sends as one request.
+  auto read_part = [&](uint64_t at, std::span<char> part) -> Status {
+    SPOOL_RETURN_IF_ERROR(ReadExactly(object, at, part, object.info().key));
+    ReportProgress(options, part.size());
     return OkStatus();
   };
-  SPOOL_RETURN_IF_ERROR(
-      ParallelFor(ExecutorOf(options), parts, static_cast<int>(ConcurrencyOf(options)), read_part));
+  SPOOL_RETURN_IF_ERROR(ReadInParts(ExecutorOf(options), SplitFor(object, options), offset, wanted, read_part));
   return wanted.size();
 }
 
@@ -184,8 +184,9 @@ Result<ObjectInfo> CopyObject(ObjectStore& from, std::string_view from_key, Obje
     std::string buffer;
     std::unique_ptr<TaskGroup> reading;
   };
-  const uint64_t part_size = PartSizeOf(options);
-  const size_t concurrency = ConcurrencyOf(options);
+  const RangedReads split = SplitFor(*source, options);
+  const uint64_t part_size = split.part_size;
+  const size_t concurrency = static_cast<size_t>(split.parts_in_flight);
   std::vector<ByteBudget::Lease> buffer_leases;
   std::vector<std::string> spares;  // buffers to reuse: fresh memory is slow
   std::deque<std::unique_ptr<Part>> in_flight;
@@ -327,7 +328,7 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
   if (S_ISDIR(st.st_mode)) return FailedPreconditionError(name + " is a directory, not a file");
   const uint64_t size = static_cast<uint64_t>(st.st_size);
 
-  const uint64_t chunk = std::clamp<uint64_t>(size, 1, PartSizeOf(options));
+  const uint64_t chunk = std::clamp<uint64_t>(size, 1, UploadPieceOf(options));
   const ByteBudget::Lease buffer_lease(&BudgetOf(options), chunk);
   BufferPool::Buffer pooled = DefaultBufferPool().Take(chunk);
   const std::span<char> buffer(pooled.data(), pooled.size());
@@ -439,11 +440,13 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
     return ErrnoStatus(errno, name, "create a temporary file beside");
   }
 
-  const uint64_t part_size = PartSizeOf(options);
-  const size_t parts = (info.size + part_size - 1) / part_size;
+  // One part is one request to the source (SplitFor).
+  const RangedReads split = SplitFor(*source, options);
+  const uint64_t part_size = split.part_size;
+  const size_t parts = static_cast<size_t>(PartCount(split, info.size));
   std::vector<uint32_t> part_crcs(parts);
   std::vector<ByteBudget::Lease> buffer_leases;
-  while (buffer_leases.size() < std::min(parts, ConcurrencyOf(options)) &&
+  while (buffer_leases.size() < std::min(parts, static_cast<size_t>(split.parts_in_flight)) &&
          LeaseAnotherBuffer(buffer_leases, BudgetOf(options), std::min(part_size, info.size))) {
   }
   const size_t workers = buffer_leases.size();

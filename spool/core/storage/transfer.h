@@ -1,8 +1,8 @@
 // Moving whole objects and files: the building blocks of `spool cp`, the
 // checkpoint manager and the benchmarks.
 //
-// Large objects are read with parallel ranged ReadAt calls and written with
-// one streaming WritableObject (which itself uploads parts in parallel where
+// Large objects are read with parallel ranged ReadAt calls, one request per
+// part (see TransferOptions), and written with one streaming WritableObject (which itself uploads parts in parallel where
 // the backend can), bounded by the ByteBudget. Every function is safe to call
 // from many threads; each call waits for its own work through a TaskGroup.
 //
@@ -28,8 +28,14 @@
 namespace spool {
 
 struct TransferOptions {
-  uint64_t part_size = 16 << 20;  // bytes per ranged read
-  int concurrency = 8;            // ranged reads in flight per object
+  // Reads are split as the source reader splits them
+  // (ReadableObject::ranged_reads(), core/storage/ranged_reads.h), so that
+  // each part is one request and nothing is split twice. part_size, when
+  // set, asks for smaller parts (a larger value is capped at the reader's);
+  // concurrency, when set, replaces the reader's parts in flight. 0: the
+  // reader's. UploadFile reads its file in pieces of part_size (0: 16 MiB).
+  uint64_t part_size = 0;
+  int concurrency = 0;
   Executor* executor = nullptr;   // default: DefaultExecutor()
   ByteBudget* budget = nullptr;   // default: DefaultByteBudget()
   WriteOptions write;             // for the destination object
