@@ -58,7 +58,38 @@ Status RetryThrottle::Acquire() {
     slot_freed_.wait_for(lock, std::chrono::milliseconds(50));
   }
   ++in_flight_;
+  const auto now = std::chrono::steady_clock::now();
+  CountSend(now);
+  if (rate_ <= 0) return OkStatus();
+  // Paced: take the next send time and wait for it outside the lock.
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(1.0 / rate_));
+  const auto send_at = std::max(now, next_send_);
+  next_send_ = send_at + interval;
+  lock.unlock();
+  if (send_at > now && !cancel.SleepFor(std::chrono::ceil<std::chrono::milliseconds>(send_at - now))) {
+    Release();
+    return CancelledError(store_ + ": cancelled while waiting for a request slot");
+  }
   return OkStatus();
+}
+
+void RetryThrottle::CountSend(std::chrono::steady_clock::time_point now) {
+  if (window_start_ == std::chrono::steady_clock::time_point{}) window_start_ = now;
+  ++window_sends_;
+  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  if (seconds >= 1.0) {
+    measured_rate_ = static_cast<double>(window_sends_) / seconds;
+    window_start_ = now;
+    window_sends_ = 0;
+  }
+}
+
+double RetryThrottle::MeasuredRate(std::chrono::steady_clock::time_point now) const {
+  // The window in progress once it is long enough to say something.
+  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  if (seconds >= 0.1 && window_sends_ > 0) return static_cast<double>(window_sends_) / seconds;
+  return measured_rate_;
 }
 
 void RetryThrottle::Record(const Status& outcome) {
@@ -71,11 +102,18 @@ void RetryThrottle::Record(const Status& outcome) {
       // Half of what was in flight when the service said no: that load was
       // too much, whatever the limit allowed.
       limit_ = std::max(1, std::min(limit_, in_flight_) / 2);
+      const double measured = MeasuredRate(now);
+      const double base = rate_ > 0 && (measured <= 0 || rate_ < measured) ? rate_ : measured;
+      rate_ = std::max(kMinRate, base / 2);
       last_cut_ = now;
     }
-  } else if (outcome.ok() && limit_ < kMaxConcurrency && ++successes_since_change_ >= limit_) {
-    ++limit_;
-    successes_since_change_ = 0;
+  } else if (outcome.ok()) {
+    if (limit_ < kMaxConcurrency && ++successes_since_change_ >= limit_) {
+      ++limit_;
+      successes_since_change_ = 0;
+    }
+    // rate_ successes take about a second: kRateStep per second.
+    if (rate_ > 0) rate_ += kRateStep / rate_;
   }
 }
 
@@ -106,7 +144,7 @@ void RetryThrottle::Refund(int last_retry_cost) {
 
 RetryThrottle::State RetryThrottle::state() const {
   std::lock_guard lock(mu_);
-  return State{tokens_, limit_, in_flight_, throttled_, quota_refusals_};
+  return State{tokens_, limit_, in_flight_, rate_, throttled_, quota_refusals_};
 }
 
 std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value) {

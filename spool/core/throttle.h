@@ -15,7 +15,8 @@
 //   is empty") instead of retrying: a store that fails most of its requests
 //   stops multiplying its load.
 //
-// * An adaptive concurrency limit (AIMD, as TCP's congestion window): at
+// * An adaptive concurrency limit and rate limit (AIMD, as TCP's congestion
+//   window, and the AWS SDKs' "adaptive" mode for the rate): at
 //   most limit() attempts are in flight at once. A throttled answer cuts the
 //   limit to half of the attempts in flight (at least 1), at most once per
 //   kCutInterval so that one burst of throttles counts once; every limit()
@@ -24,6 +25,11 @@
 //   throttling each slot sends at most one request per backoff: N processes
 //   sharing a throttled prefix cut their load together and grow it back
 //   slowly, converging on the service's limit instead of exceeding it.
+//   Concurrency alone does not bound the rate when answers are quick, so the
+//   first throttle also sets a send-rate limit: half the rate measured over
+//   the last second (at least kMinRate), halved again on each later cut and
+//   grown by kRateStep requests per second for each second of successes.
+//   A store never throttled is not paced at all.
 //
 // Throttled: HTTP 429 or 503, S3 SlowDown / TooManyRequests, GCS
 // rateLimitExceeded (IsThrottle in retry.h). A Retry-After header on an error
@@ -60,6 +66,8 @@ class RetryThrottle {
   static constexpr int kSuccessRefund = 1;
   static constexpr int kMaxConcurrency = 1024;
   static constexpr std::chrono::milliseconds kCutInterval{100};
+  static constexpr double kMinRate = 0.5;   // requests per second, the rate limit's floor
+  static constexpr double kRateStep = 1.0;  // requests per second gained per second of successes
 
   // `store` names it in errors and metrics ("s3://bucket").
   explicit RetryThrottle(std::string store);
@@ -74,8 +82,9 @@ class RetryThrottle {
 
   const std::string& store() const { return store_; }
 
-  // Waits for a free slot; Cancelled when the current CancelToken is
-  // cancelled while waiting. Each OK is matched by one Release().
+  // Waits for a free slot, then (once the store has been throttled) for the
+  // send time its rate limit gives; Cancelled when the current CancelToken
+  // is cancelled while waiting. Each OK is matched by one Release().
   Status Acquire();
   // Records how the attempt went (AIMD) without freeing its slot.
   void Record(const Status& outcome);
@@ -92,12 +101,17 @@ class RetryThrottle {
     int quota_tokens = 0;
     int concurrency_limit = 0;
     int in_flight = 0;
+    double rate_limit = 0;         // requests per second; 0: not limited (never throttled)
     uint64_t throttled = 0;        // throttled answers seen
     uint64_t quota_refusals = 0;   // retries refused for want of tokens
   };
   State state() const;
 
  private:
+  // Both with mu_ held.
+  void CountSend(std::chrono::steady_clock::time_point now);
+  double MeasuredRate(std::chrono::steady_clock::time_point now) const;
+
   const std::string store_;
   mutable std::mutex mu_;
   std::condition_variable slot_freed_;
@@ -106,6 +120,13 @@ class RetryThrottle {
   int in_flight_ = 0;
   int successes_since_change_ = 0;
   std::chrono::steady_clock::time_point last_cut_{};
+  // The rate limit (0: none yet) and when the next request may be sent.
+  double rate_ = 0;
+  std::chrono::steady_clock::time_point next_send_{};
+  // The send rate measured over windows of about a second.
+  std::chrono::steady_clock::time_point window_start_{};
+  uint64_t window_sends_ = 0;
+  double measured_rate_ = 0;
   uint64_t throttled_ = 0;
   uint64_t quota_refusals_ = 0;
 };

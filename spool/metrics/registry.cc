@@ -51,6 +51,8 @@ void MetricsRegistry::Collect(MetricsWriter& writer) const {
                  labels, state.quota_tokens);
     writer.Gauge("spool_concurrency_limit", "requests the store may have in flight now (cut on throttling)",
                  labels, state.concurrency_limit);
+    writer.Gauge("spool_request_rate_limit", "requests per second the store may send now; 0: not limited", labels,
+                 state.rate_limit);
     writer.Gauge("spool_requests_in_flight", "the store's requests in flight now", labels, state.in_flight);
     writer.Counter("spool_throttled_responses_total", "answers asking to slow down (429, 503, SlowDown)",
                    labels, static_cast<double>(state.throttled));

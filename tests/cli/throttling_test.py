@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Many `spool cp -r` processes downloading the same objects through a
+throttling server: every client finishes with the right data, and retries
+stay bounded (core/throttle.h: the retry quota and the adaptive concurrency
+limit).
+
+The fault proxy (tests/faults/fault_proxy.py, its "throttle" rule) sits
+between the clients and the Ceph RGW of the ceph_rgw fixture and admits at
+most RATE GETs per second per key prefix, answering the rest with S3's
+503 SlowDown. CLIENTS processes each copy the same OBJECTS objects of 64 KiB.
+
+Printed (not asserted: no timing assertions): the server's admitted rate
+against RATE (goodput), total GETs against the GETs needed, throttled
+answers, and Jain's fairness index over the clients' completion times.
+Asserted: every client exits 0, every file is byte-identical, and the GETs
+sent stay within 2x of those needed (a loose bound; the throttled ones
+included).
+
+  throttling_test.py --spool PATH --proxy PATH [--clients 16 --objects 200 --rate 60]
+
+Only the standard library.
+"""
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+from fault_proxy_client import FaultProxyProcess  # noqa: E402
+
+SPOOL = PROXY = ""
+CLIENTS, OBJECTS, RATE = 16, 200, 60.0
+OBJECT_SIZE = 64 * 1024
+
+
+def jain(values):
+    """Jain's fairness index: 1 when all equal, 1/n when one takes everything."""
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if values else 1.0
+
+
+def is_object_get(entry, prefix):
+    return entry["method"] == "GET" and f"/{prefix}/" in entry["target"] and "list-type" not in entry["target"]
+
+
+class Throttling(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="spool-throttle-")
+        self.bucket = os.environ.get("SPOOL_S3_TEST_BUCKET", "spool-test")
+        self.prefix = f"throttle-{uuid.uuid4().hex[:12]}"
+        self.url = f"s3://{self.bucket}/{self.prefix}/"
+        source = os.path.join(self.dir, "source")
+        os.makedirs(source)
+        self.digests = {}
+        for i in range(OBJECTS):
+            data = os.urandom(OBJECT_SIZE)
+            name = f"obj-{i:04d}"
+            with open(os.path.join(source, name), "wb") as f:
+                f.write(data)
+            self.digests[name] = hashlib.sha256(data).hexdigest()
+        # Straight to the server: only the downloads go through the proxy.
+        self.run_spool(["cp", "-r", source + "/", self.url], os.environ)
+        upstream = os.environ["AWS_ENDPOINT_URL"].split("://", 1)[1]
+        self.proxy = FaultProxyProcess(PROXY, upstream, self.dir)
+        self.env = {**os.environ, "AWS_ENDPOINT_URL": self.proxy.url}
+
+    def tearDown(self):
+        self.proxy.close()
+        self.run_spool(["rm", "-r", self.url], os.environ, check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_spool(self, args, env, check=True):
+        result = subprocess.run([SPOOL, *args], capture_output=True, text=True, env=env, timeout=900)
+        if check:
+            self.assertEqual(result.returncode, 0, f"spool {' '.join(args)}: {result.stderr}")
+        return result
+
+    def check_copy(self, folder):
+        names = sorted(os.listdir(folder))
+        self.assertEqual(names, sorted(self.digests), folder)
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).hexdigest(), self.digests[name], f"{folder}/{name}")
+
+    def test_concurrent_clients_finish_under_throttling(self):
+        # What one client needs, unthrottled: the GETs a job must send.
+        self.run_spool(["cp", "-r", self.url, os.path.join(self.dir, "alone") + "/"], self.env)
+        needed_per_client = sum(is_object_get(e, self.prefix) for e in self.proxy.log())
+        self.assertGreaterEqual(needed_per_client, OBJECTS)
+        self.proxy.call("DELETE", "/log")
+
+        self.proxy.call("POST", "/rules", {"kind": "throttle", "rate": RATE, "method": "GET", "flavor": "s3"})
+        start = time.monotonic()
+        clients = []
+        for i in range(CLIENTS):
+            folder = os.path.join(self.dir, f"client-{i:02d}")
+            process = subprocess.Popen([SPOOL, "cp", "-r", self.url, folder + "/"], env=self.env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            clients.append((folder, process))
+        finished = []
+        for folder, process in clients:
+            _, stderr = process.communicate(timeout=900)
+            finished.append(time.monotonic() - start)
+            self.assertEqual(process.returncode, 0, f"{folder}: {stderr}")
+        elapsed = time.monotonic() - start
+
+        rule = self.proxy.call("GET", "/rules")[0]
+        log = self.proxy.log()
+        sent = sum(is_object_get(e, self.prefix) for e in log)
+        needed = needed_per_client * CLIENTS
+        admitted_rate = rule["admitted"] / rule["admitted_seconds"] if rule["admitted_seconds"] else 0.0
+        print(f"\nthrottling: {CLIENTS} clients x {OBJECTS} objects of {OBJECT_SIZE // 1024} KiB, "
+              f"R = {RATE:g} GET/s per prefix")
+        print(f"  time: {elapsed:.1f} s (a perfectly paced job: {needed / RATE:.1f} s)")
+        print(f"  goodput: admitted {rule['admitted']} GETs in {rule['admitted_seconds']:.1f} s = "
+              f"{admitted_rate:.1f}/s = {admitted_rate / RATE:.2f} x R")
+        print(f"  requests: {sent} object GETs sent for {needed} needed = {sent / needed:.2f} x; "
+              f"{rule['throttled']} throttled (503 SlowDown)")
+        print(f"  fairness: Jain's index over completion times = {jain(finished):.3f}")
+        sys.stdout.flush()
+
+        for folder, _ in clients:
+            self.check_copy(folder)
+        self.assertLessEqual(sent, 2 * needed, "the clients' retries more than doubled the requests")
+
+
+def main():
+    global SPOOL, PROXY, CLIENTS, OBJECTS, RATE
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--spool", required=True)
+    parser.add_argument("--proxy", required=True)
+    parser.add_argument("--clients", type=int, default=CLIENTS)
+    parser.add_argument("--objects", type=int, default=OBJECTS)
+    parser.add_argument("--rate", type=float, default=RATE)
+    args, rest = parser.parse_known_args()
+    SPOOL, PROXY, CLIENTS, OBJECTS, RATE = args.spool, args.proxy, args.clients, args.objects, args.rate
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
