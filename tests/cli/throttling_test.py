@@ -17,11 +17,16 @@ sent stay within 2x of those needed (a loose bound; the throttled ones
 included).
 
   throttling_test.py --spool PATH --proxy PATH [--clients 16 --objects 200 --rate 60]
+                     [--client spool|aws-standard|aws-adaptive] [--report FILE]
+
+With --client aws-*, the AWS CLI downloads instead (AWS_RETRY_MODE standard
+or adaptive) and nothing is asserted: bench/throttling.sh's baseline.
 
 Only the standard library.
 """
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -34,7 +39,8 @@ import uuid
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 from fault_proxy_client import FaultProxyProcess  # noqa: E402
 
-SPOOL = PROXY = ""
+SPOOL = PROXY = REPORT = ""
+CLIENT = "spool"  # or aws-standard, aws-adaptive (bench/throttling.sh)
 CLIENTS, OBJECTS, RATE = 16, 200, 60.0
 OBJECT_SIZE = 64 * 1024
 
@@ -87,9 +93,24 @@ class Throttling(unittest.TestCase):
             with open(os.path.join(folder, name), "rb") as f:
                 self.assertEqual(hashlib.sha256(f.read()).hexdigest(), self.digests[name], f"{folder}/{name}")
 
-    def test_concurrent_clients_finish_under_throttling(self):
+    def client_command(self, folder):
+        if CLIENT == "spool":
+            return [SPOOL, "cp", "-r", self.url, folder + "/"]
+        return ["aws", "s3", "cp", "--recursive", "--only-show-errors", self.url, folder + "/"]
+
+    def client_env(self):
+        if CLIENT == "spool":
+            return self.env
+        # The AWS CLI's retry modes: "standard" (a retry quota) or "adaptive"
+        # (plus a client-side rate limiter).
+        return {**self.env, "AWS_RETRY_MODE": CLIENT.removeprefix("aws-"), "AWS_EC2_METADATA_DISABLED": "true"}
+
+    def run_clients(self):
+        """The throttled run; returns its figures (and the clients' folders and exit codes)."""
         # What one client needs, unthrottled: the GETs a job must send.
-        self.run_spool(["cp", "-r", self.url, os.path.join(self.dir, "alone") + "/"], self.env)
+        alone = subprocess.run(self.client_command(os.path.join(self.dir, "alone")), env=self.client_env(),
+                               capture_output=True, text=True, timeout=900)
+        self.assertEqual(alone.returncode, 0, alone.stderr)
         needed_per_client = sum(is_object_get(e, self.prefix) for e in self.proxy.log())
         self.assertGreaterEqual(needed_per_client, OBJECTS)
         self.proxy.call("DELETE", "/log")
@@ -99,23 +120,30 @@ class Throttling(unittest.TestCase):
         clients = []
         for i in range(CLIENTS):
             folder = os.path.join(self.dir, f"client-{i:02d}")
-            process = subprocess.Popen([SPOOL, "cp", "-r", self.url, folder + "/"], env=self.env,
+            process = subprocess.Popen(self.client_command(folder), env=self.client_env(),
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             clients.append((folder, process))
-        finished = []
+        finished, results = [], []
         for folder, process in clients:
             _, stderr = process.communicate(timeout=900)
             finished.append(time.monotonic() - start)
-            self.assertEqual(process.returncode, 0, f"{folder}: {stderr}")
+            results.append((folder, process.returncode, stderr))
         elapsed = time.monotonic() - start
 
         rule = self.proxy.call("GET", "/rules")[0]
-        log = self.proxy.log()
-        sent = sum(is_object_get(e, self.prefix) for e in log)
+        sent = sum(is_object_get(e, self.prefix) for e in self.proxy.log())
         needed = needed_per_client * CLIENTS
         admitted_rate = rule["admitted"] / rule["admitted_seconds"] if rule["admitted_seconds"] else 0.0
-        print(f"\nthrottling: {CLIENTS} clients x {OBJECTS} objects of {OBJECT_SIZE // 1024} KiB, "
+        figures = {
+            "client": CLIENT, "clients": CLIENTS, "objects": OBJECTS, "rate": RATE, "seconds": elapsed,
+            "paced_seconds": needed / RATE, "admitted": rule["admitted"],
+            "admitted_seconds": rule["admitted_seconds"], "goodput": admitted_rate / RATE, "sent": sent,
+            "needed": needed, "throttled": rule["throttled"], "jain": jain(finished),
+            "failed": sum(code != 0 for _, code, _ in results),
+        }
+        print(f"\nthrottling ({CLIENT}): {CLIENTS} clients x {OBJECTS} objects of {OBJECT_SIZE // 1024} KiB, "
               f"R = {RATE:g} GET/s per prefix")
+        print(f"  clients failed: {figures['failed']} of {CLIENTS}")
         print(f"  time: {elapsed:.1f} s (a perfectly paced job: {needed / RATE:.1f} s)")
         print(f"  goodput: admitted {rule['admitted']} GETs in {rule['admitted_seconds']:.1f} s = "
               f"{admitted_rate:.1f}/s = {admitted_rate / RATE:.2f} x R")
@@ -123,22 +151,36 @@ class Throttling(unittest.TestCase):
               f"{rule['throttled']} throttled (503 SlowDown)")
         print(f"  fairness: Jain's index over completion times = {jain(finished):.3f}")
         sys.stdout.flush()
+        if REPORT:
+            with open(REPORT, "a") as f:
+                f.write(json.dumps(figures) + "\n")
+        return figures, results
 
-        for folder, _ in clients:
+    def test_concurrent_clients_finish_under_throttling(self):
+        figures, results = self.run_clients()
+        if CLIENT != "spool":
+            return  # a baseline: its figures are the result
+        for folder, code, stderr in results:
+            self.assertEqual(code, 0, f"{folder}: {stderr}")
             self.check_copy(folder)
-        self.assertLessEqual(sent, 2 * needed, "the clients' retries more than doubled the requests")
+        self.assertLessEqual(figures["sent"], 2 * figures["needed"],
+                             "the clients' retries more than doubled the requests")
 
 
 def main():
-    global SPOOL, PROXY, CLIENTS, OBJECTS, RATE
+    global SPOOL, PROXY, CLIENTS, OBJECTS, RATE, CLIENT, REPORT
     parser = argparse.ArgumentParser()
     parser.add_argument("--spool", required=True)
     parser.add_argument("--proxy", required=True)
     parser.add_argument("--clients", type=int, default=CLIENTS)
     parser.add_argument("--objects", type=int, default=OBJECTS)
     parser.add_argument("--rate", type=float, default=RATE)
+    parser.add_argument("--client", choices=["spool", "aws-standard", "aws-adaptive"], default=CLIENT,
+                        help="who downloads (the AWS CLI runs are bench/throttling.sh's baseline: not asserted)")
+    parser.add_argument("--report", default="", help="append the figures as a JSON line to this file")
     args, rest = parser.parse_known_args()
     SPOOL, PROXY, CLIENTS, OBJECTS, RATE = args.spool, args.proxy, args.clients, args.objects, args.rate
+    CLIENT, REPORT = args.client, args.report
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
 
 
