@@ -16,19 +16,19 @@
 //   stops multiplying its load.
 //
 // * An adaptive concurrency limit and rate limit (AIMD, as TCP's congestion
-//   window, and the AWS SDKs' "adaptive" mode for the rate): at
-//   most limit() attempts are in flight at once. A throttled answer cuts the
-//   limit to half of the attempts in flight (at least 1), at most once per
+//   window; the AWS SDKs' "adaptive" mode for the rate): at most limit()
+//   attempts are in flight at once. A throttled answer cuts the limit to
+//   half of the attempts in flight (at least 1), at most once per
 //   kCutInterval so that one burst of throttles counts once; every limit()
 //   successful attempts in a row grow it by 1, up to kMaxConcurrency. A
-//   throttled attempt keeps its slot through its backoff sleep, so under
-//   throttling each slot sends at most one request per backoff: N processes
-//   sharing a throttled prefix cut their load together and grow it back
-//   slowly, converging on the service's limit instead of exceeding it.
+//   failed attempt that is retried keeps its slot through its backoff sleep.
 //   Concurrency alone does not bound the rate when answers are quick, so the
 //   first throttle also sets a send-rate limit: half the rate measured over
 //   the last second (at least kMinRate), halved again on each later cut and
 //   grown by kRateStep requests per second for each second of successes.
+//   N processes sharing a throttled prefix thus cut their load together and
+//   grow it back slowly, converging on the service's limit instead of
+//   exceeding it.
 //   A store never throttled is not paced at all.
 //
 // Throttled: HTTP 429 or 503, S3 SlowDown / TooManyRequests, GCS

@@ -17,7 +17,11 @@ sent stay within 2x of those needed (a loose bound; the throttled ones
 included).
 
   throttling_test.py --spool PATH --proxy PATH [--clients 16 --objects 200 --rate 60]
-                     [--client spool|aws-standard|aws-adaptive] [--report FILE]
+                     [--backend s3|gs] [--client spool|aws-standard|aws-adaptive] [--report FILE]
+
+s3: the Ceph RGW of the ceph_rgw fixture (AWS_* environment); gs: the
+project's GCS server of the gcs_server fixture (SPOOL_GCS_SERVER_DIR), with
+the proxy answering 429 rateLimitExceeded JSON.
 
 With --client aws-*, the AWS CLI downloads instead (AWS_RETRY_MODE standard
 or adaptive) and nothing is asserted: bench/throttling.sh's baseline.
@@ -32,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import uuid
@@ -40,6 +45,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from fault_proxy_client import FaultProxyProcess  # noqa: E402
 
 SPOOL = PROXY = REPORT = ""
+BACKEND = "s3"  # or gs: the project's GCS server (SPOOL_GCS_SERVER_DIR)
 CLIENT = "spool"  # or aws-standard, aws-adaptive (bench/throttling.sh)
 CLIENTS, OBJECTS, RATE = 16, 200, 60.0
 OBJECT_SIZE = 64 * 1024
@@ -51,15 +57,29 @@ def jain(values):
 
 
 def is_object_get(entry, prefix):
-    return entry["method"] == "GET" and f"/{prefix}/" in entry["target"] and "list-type" not in entry["target"]
+    """A GET of one object's bytes (not a listing) under `prefix`."""
+    if entry["method"] != "GET":
+        return False
+    if BACKEND == "gs":  # /download/storage/v1/b/B/o/<prefix>%2F<name>?alt=media (name URL-encoded)
+        return f"{prefix}%2F" in entry["target"] and "alt=media" in entry["target"]
+    return f"/{prefix}/" in entry["target"] and "list-type" not in entry["target"]
 
 
 class Throttling(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="spool-throttle-")
-        self.bucket = os.environ.get("SPOOL_S3_TEST_BUCKET", "spool-test")
+        if BACKEND == "s3":
+            self.bucket = os.environ.get("SPOOL_S3_TEST_BUCKET", "spool-test")
+            upstream = os.environ["AWS_ENDPOINT_URL"].split("://", 1)[1]
+            self.direct_env = dict(os.environ)
+        else:
+            self.bucket = "spool-throttle"
+            with open(os.path.join(os.environ["SPOOL_GCS_SERVER_DIR"], "port")) as f:
+                upstream = f"127.0.0.1:{int(f.read())}"
+            self.direct_env = {**os.environ, "STORAGE_EMULATOR_HOST": f"http://{upstream}"}
+            self.run_spool(["mb", f"gs://{self.bucket}"], self.direct_env, check=False)
         self.prefix = f"throttle-{uuid.uuid4().hex[:12]}"
-        self.url = f"s3://{self.bucket}/{self.prefix}/"
+        self.url = f"{BACKEND}://{self.bucket}/{self.prefix}/"
         source = os.path.join(self.dir, "source")
         os.makedirs(source)
         self.digests = {}
@@ -70,14 +90,14 @@ class Throttling(unittest.TestCase):
                 f.write(data)
             self.digests[name] = hashlib.sha256(data).hexdigest()
         # Straight to the server: only the downloads go through the proxy.
-        self.run_spool(["cp", "-r", source + "/", self.url], os.environ)
-        upstream = os.environ["AWS_ENDPOINT_URL"].split("://", 1)[1]
+        self.run_spool(["cp", "-r", source + "/", self.url], self.direct_env)
         self.proxy = FaultProxyProcess(PROXY, upstream, self.dir)
-        self.env = {**os.environ, "AWS_ENDPOINT_URL": self.proxy.url}
+        variable = "AWS_ENDPOINT_URL" if BACKEND == "s3" else "STORAGE_EMULATOR_HOST"
+        self.env = {**self.direct_env, variable: self.proxy.url}
 
     def tearDown(self):
         self.proxy.close()
-        self.run_spool(["rm", "-r", self.url], os.environ, check=False)
+        self.run_spool(["rm", "-r", self.url], self.direct_env, check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def run_spool(self, args, env, check=True):
@@ -115,7 +135,9 @@ class Throttling(unittest.TestCase):
         self.assertGreaterEqual(needed_per_client, OBJECTS)
         self.proxy.call("DELETE", "/log")
 
-        self.proxy.call("POST", "/rules", {"kind": "throttle", "rate": RATE, "method": "GET", "flavor": "s3"})
+        # S3 answers 503 SlowDown XML; GCS 429 rateLimitExceeded JSON.
+        self.proxy.call("POST", "/rules", {"kind": "throttle", "rate": RATE, "method": "GET",
+                                           "flavor": "s3" if BACKEND == "s3" else "gcs"})
         start = time.monotonic()
         clients = []
         for i in range(CLIENTS):
@@ -123,11 +145,20 @@ class Throttling(unittest.TestCase):
             process = subprocess.Popen(self.client_command(folder), env=self.client_env(),
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             clients.append((folder, process))
-        finished, results = [], []
-        for folder, process in clients:
+        # Each client's own completion time: one waiting thread per client.
+        finished = [0.0] * len(clients)
+        results = [None] * len(clients)
+
+        def wait(i, folder, process):
             _, stderr = process.communicate(timeout=900)
-            finished.append(time.monotonic() - start)
-            results.append((folder, process.returncode, stderr))
+            finished[i] = time.monotonic() - start
+            results[i] = (folder, process.returncode, stderr)
+
+        waiters = [threading.Thread(target=wait, args=(i, *c)) for i, c in enumerate(clients)]
+        for waiter in waiters:
+            waiter.start()
+        for waiter in waiters:
+            waiter.join()
         elapsed = time.monotonic() - start
 
         rule = self.proxy.call("GET", "/rules")[0]
@@ -148,7 +179,7 @@ class Throttling(unittest.TestCase):
         print(f"  goodput: admitted {rule['admitted']} GETs in {rule['admitted_seconds']:.1f} s = "
               f"{admitted_rate:.1f}/s = {admitted_rate / RATE:.2f} x R")
         print(f"  requests: {sent} object GETs sent for {needed} needed = {sent / needed:.2f} x; "
-              f"{rule['throttled']} throttled (503 SlowDown)")
+              f"{rule['throttled']} throttled ({'503 SlowDown' if BACKEND == 's3' else '429 rateLimitExceeded'})")
         print(f"  fairness: Jain's index over completion times = {jain(finished):.3f}")
         sys.stdout.flush()
         if REPORT:
@@ -168,7 +199,7 @@ class Throttling(unittest.TestCase):
 
 
 def main():
-    global SPOOL, PROXY, CLIENTS, OBJECTS, RATE, CLIENT, REPORT
+    global SPOOL, PROXY, CLIENTS, OBJECTS, RATE, CLIENT, REPORT, BACKEND
     parser = argparse.ArgumentParser()
     parser.add_argument("--spool", required=True)
     parser.add_argument("--proxy", required=True)
@@ -177,10 +208,13 @@ def main():
     parser.add_argument("--rate", type=float, default=RATE)
     parser.add_argument("--client", choices=["spool", "aws-standard", "aws-adaptive"], default=CLIENT,
                         help="who downloads (the AWS CLI runs are bench/throttling.sh's baseline: not asserted)")
+    parser.add_argument("--backend", choices=["s3", "gs"], default=BACKEND)
     parser.add_argument("--report", default="", help="append the figures as a JSON line to this file")
     args, rest = parser.parse_known_args()
     SPOOL, PROXY, CLIENTS, OBJECTS, RATE = args.spool, args.proxy, args.clients, args.objects, args.rate
-    CLIENT, REPORT = args.client, args.report
+    CLIENT, REPORT, BACKEND = args.client, args.report, args.backend
+    if BACKEND == "gs" and CLIENT != "spool":
+        parser.error("the AWS CLI baseline runs against S3 only")
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
 
 
