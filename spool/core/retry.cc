@@ -7,6 +7,7 @@
 
 #include "spool/core/cancel.h"
 #include "spool/core/log.h"
+#include "spool/core/throttle.h"
 
 namespace spool {
 namespace {
@@ -40,6 +41,19 @@ Status GaveUp(std::string_view what, int attempts, std::chrono::steady_clock::du
   message += "gave up after " + std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") + " in " +
              Seconds(elapsed) + ": " + last.message();
   return Status(last.code(), std::move(message)).WithRemote(last.remote());
+}
+
+// The retry quota could not pay for another attempt: fail now, naming the
+// quota, rather than add to the load of a failing service.
+Status QuotaEmpty(std::string_view what, int attempts, const RetryThrottle& throttle, const Status& last) {
+  std::string message;
+  if (!what.empty()) message = std::string(what) + ": ";
+  message += "not retried after " + std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") +
+             ": the retry quota of " + throttle.store() + " is empty (" +
+             std::to_string(RetryThrottle::kQuotaCapacity) +
+             " tokens, refilled by successful requests; too many requests failed recently, the service is "
+             "throttling or failing): " + last.message();
+  return Status(StatusCode::kUnavailable, std::move(message)).WithRemote(last.remote());
 }
 
 }  // namespace
@@ -80,21 +94,48 @@ bool IsThrottle(const Status& status) {
 namespace retry_internal {
 
 Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what,
-               const RetryEnvironment& given_env, const std::function<Status()>& attempt) {
+               const RetryEnvironment& env, const std::function<Status()>& attempt) {
+  return RunThrottledLoop(policy, idempotency, what, env, nullptr, attempt);
+}
+
+Status RunThrottledLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what,
+                        const RetryEnvironment& given_env, RetryThrottle* throttle,
+                        const std::function<Status()>& attempt) {
   const RetryEnvironment env = Complete(given_env);
   const auto start = env.now();
   const CancelToken cancel = CancelToken::Current();
+  int last_retry_cost = 0;
   for (int attempts = 1;; ++attempts) {
+    // The slot is held from the attempt through its backoff sleep (throttle.h).
+    if (throttle != nullptr) SPOOL_RETURN_IF_ERROR(throttle->Acquire());
+    struct SlotGuard {
+      RetryThrottle* throttle;
+      ~SlotGuard() {
+        if (throttle != nullptr) throttle->Release();
+      }
+    } slot{throttle};
+    NoteRetryAfter(std::nullopt);
     Status status = attempt();
-    if (status.ok() || !IsRetryable(status) || idempotency == Idempotency::kNonIdempotent) return status;
+    const std::optional<std::chrono::milliseconds> retry_after = TakeRetryAfter();
+    if (throttle != nullptr) throttle->Record(status);
+    if (status.ok()) {
+      if (throttle != nullptr) throttle->Refund(last_retry_cost);
+      return status;
+    }
+    if (!IsRetryable(status) || idempotency == Idempotency::kNonIdempotent) return status;
     // The owner of this work gave up on it: no further attempt.
     if (cancel.cancelled()) return status;
     const auto elapsed = env.now() - start;
     if (attempts >= policy.max_attempts) return GaveUp(what, attempts, elapsed, status);
     std::chrono::milliseconds delay = BackoffDelay(policy, attempts, env.uniform01());
+    // The service said when to come back: not sooner (within max_backoff).
+    if (retry_after) delay = std::max(delay, std::min(*retry_after, policy.max_backoff));
     // No new attempt may start after max_elapsed: give up now rather than
     // sleep past it.
     if (elapsed + delay > policy.max_elapsed) return GaveUp(what, attempts, elapsed, status);
+    if (throttle != nullptr && !throttle->SpendRetry(status, &last_retry_cost)) {
+      return QuotaEmpty(what, attempts, *throttle, status);
+    }
     if (log::DebugEnabled()) {
       log::Debug("retry", std::string(what) + ": attempt " + std::to_string(attempts) + " failed (" +
                               status.ToString() + "); retrying in " + std::to_string(delay.count()) + " ms");

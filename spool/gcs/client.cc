@@ -176,6 +176,7 @@ Result<uint64_t> CommittedFromRange(const HttpResponse& response) {
 
 GcsClient::GcsClient(ClientOptions options) : options_(std::move(options)) {
   while (!options_.endpoint.empty() && options_.endpoint.back() == '/') options_.endpoint.pop_back();
+  if (!options_.throttle) options_.throttle = RetryThrottle::ForStore("gs:// at " + options_.endpoint);
 }
 
 std::string GcsClient::Url(std::string_view bucket, std::string_view name) {
@@ -191,6 +192,7 @@ Result<HttpResponse> GcsClient::Send(HttpRequest& request, ResponseSink* sink) {
     SPOOL_ASSIGN_OR_RETURN(std::string authorization, options_.credentials->AuthorizationHeader());
     if (!authorization.empty()) request.headers.Set("Authorization", std::move(authorization));
     SPOOL_ASSIGN_OR_RETURN(HttpResponse response, options_.transport->Send(request, sink));
+    if (!response.ok()) NoteRetryAfter(ParseRetryAfter(response.headers.Get("Retry-After").value_or("")));
     const bool can_resend = request.body_source == nullptr || request.body_source->Rewind();
     if (response.status == 401 && request.headers.Has("Authorization") && attempt == 0 && can_resend) {
       options_.credentials->Invalidate();  // the token was revoked or expired early
@@ -223,13 +225,13 @@ auto CallWithRetry(const ClientOptions& options, Idempotency idempotency, const 
         [&] { return options.credentials->AuthorizationHeader(); }, options.retry.environment);
     if (!token.ok()) return token.status();
   }
-  return Retry(
+  return RetryThrottled(
       options.retry.policy, idempotency, what,
       [&] {
         if (attempts != nullptr) ++attempts->count;
         return attempt();
       },
-      options.retry.environment);
+      options.retry.environment, options.throttle.get());
 }
 }  // namespace
 

@@ -25,6 +25,7 @@
 
 #include "spool/core/http/transport.h"
 #include "spool/core/retry.h"
+#include "spool/core/throttle.h"
 #include "spool/core/status.h"
 #include "spool/gcs/credentials.h"
 #include "spool/gcs/resources.h"
@@ -40,6 +41,9 @@ struct ClientOptions {
   std::shared_ptr<HttpTransport> transport;  // required
   std::shared_ptr<Credentials> credentials;  // required (anonymous for none)
   RetryOptions retry;
+  // The retry quota and concurrency limit (core/throttle.h); null: the
+  // process's one for this endpoint, made by the client.
+  std::shared_ptr<RetryThrottle> throttle;
 };
 
 // Preconditions: https://cloud.google.com/storage/docs/request-preconditions

@@ -104,7 +104,8 @@ Status ResumableUpload::SendChunk(const Chunk& chunk, bool last, std::optional<u
   const std::string what = "upload bytes " + std::to_string(chunk.begin) + "-" + std::to_string(end) + " of " + url_;
   // The resumable protocol makes resending safe: the session says what it
   // has, and only the rest is sent again.
-  Status status = Retry(options_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
+  // Through the client's throttle (core/throttle.h), like every other exchange.
+  Status status = RetryThrottled(options_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
     if (ask_first) {
       SPOOL_ASSIGN_OR_RETURN(UploadStatus queried, client_.QueryUpload(session_uri_, total));
       record(queried);
@@ -130,7 +131,7 @@ Status ResumableUpload::SendChunk(const Chunk& chunk, bool last, std::optional<u
         return InternalError(url_ + ": the session has every byte but did not commit the object");
       }
     }
-  }, options_.retry.environment);
+  }, options_.retry.environment, client_.options().throttle.get());
   if (status.code() == StatusCode::kFailedPrecondition && status.remote().http_status == 410) {
     return Status(status.code(), url_ + ": the resumable upload session expired or was cancelled; start the "
                                         "upload again (" + status.message() + ")")

@@ -165,7 +165,8 @@ S3Client::S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<Ht
       bucket_(std::move(bucket)),
       transport_(std::move(transport)),
       credentials_(std::move(credentials)),
-      location_{config_.region, config_.endpoint} {}
+      location_{config_.region, config_.endpoint},
+      throttle_(RetryThrottle::ForStore("s3://" + bucket_)) {}
 
 S3Client::Location S3Client::CurrentLocation() const {
   std::lock_guard lock(location_mu_);
@@ -254,6 +255,7 @@ Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* si
   if (!response.ok()) {
     // Once: after the switch the region matches what the server said.
     if (FollowRegion(response, location)) return SendOnce(request, sink);
+    NoteRetryAfter(ParseRetryAfter(response.headers.Get("Retry-After").value_or("")));
     return ErrorFromResponse(response, Context(request, location.endpoint, credentials.access_key_id));
   }
   return response;
@@ -261,14 +263,14 @@ Result<HttpResponse> S3Client::SendOnce(const Request& request, ResponseSink* si
 
 Result<HttpResponse> S3Client::Send(const Request& request, std::string* body) {
   const std::string what = request.operation + " " + (request.key.empty() ? "s3://" + bucket_ : Describe(request.key));
-  return Retry(
+  return RetryThrottled(
       config_.retry.policy, request.idempotency, what,
       [&]() -> Result<HttpResponse> {
         if (body) body->clear();
         StringSink sink(body);
         return SendOnce(request, body ? &sink : nullptr);
       },
-      config_.retry.environment);
+      config_.retry.environment, throttle_.get());
 }
 
 Result<ObjectInfo> S3Client::HeadObject(std::string_view key) {
@@ -310,7 +312,7 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
   const uint64_t last_byte = options.offset + buffer.size() - 1;
   bool at_end = false;  // the object ended before the buffer was full
   const std::string what = "GET " + Describe(key) + " at byte " + std::to_string(options.offset);
-  Status status = Retry(config_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
+  Status status = RetryThrottled(config_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
     if (result.bytes == buffer.size() || at_end) return OkStatus();
     Request request{"GET", "GET", std::string(key), {}, {}, {}};
     const bool plain_get = options.whole_object && !options.if_match.empty() && options.offset == 0 &&
@@ -352,7 +354,7 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
       result.digest = StoredDigestOf(response->headers);
     }
     return OkStatus();
-  }, config_.retry.environment);
+  }, config_.retry.environment, throttle_.get());
   if (!status.ok()) return status;
   return result;
 }

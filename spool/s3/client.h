@@ -25,6 +25,7 @@
 
 #include "spool/core/http/transport.h"
 #include "spool/core/retry.h"
+#include "spool/core/throttle.h"
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
 #include "spool/s3/config.h"
@@ -161,6 +162,9 @@ class S3Client {
   const std::shared_ptr<CredentialsProvider> credentials_;
   mutable std::mutex location_mu_;
   Location location_;
+  // The retry quota and concurrency limit of this bucket, shared by the
+  // process's clients of it (core/throttle.h).
+  const std::shared_ptr<RetryThrottle> throttle_;
 };
 
 }  // namespace spool::s3

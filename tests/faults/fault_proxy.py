@@ -52,6 +52,17 @@ Kinds:
                                 reaches the server (it happened, the answer was lost)
   delay           {"seconds": T}  wait T before the first byte of the answer
   drop            {"forward": true}  close the connection without any answer
+  throttle        {"rate": R, "burst": B, "flavor": "s3"|"gcs"}  a standing rule
+                                (count is ignored): admits at most R matching
+                                requests per second per key prefix (a token
+                                bucket of B tokens, default max(1, R/10), per
+                                path up to its last "/", like S3's per-prefix
+                                limit) and answers the rest as S3 does (503
+                                SlowDown XML) or GCS (429 rateLimitExceeded
+                                JSON); admitted requests go on to the other
+                                rules. GET /rules shows, per rule, "admitted",
+                                "throttled" and "admitted_seconds" (first to
+                                last admitted request).
 Python 3 standard library only.
 """
 
@@ -89,7 +100,7 @@ class Rule:
         self.spec = spec
         self.kind = spec["kind"]
         if self.kind not in ("reset_response", "reset_request", "stall_response", "stall_request", "truncate",
-                             "flip", "status", "delay", "drop"):
+                             "flip", "status", "delay", "drop", "throttle"):
             raise ValueError(f"unknown fault kind {self.kind!r}")
         self.count = int(spec.get("count", 1))
         self.skip = int(spec.get("skip", 0))
@@ -99,6 +110,33 @@ class Rule:
         self.headers = {name.lower(): re.compile(rx) for name, rx in spec.get("headers", {}).items()}
         self.final_chunk = bool(spec.get("final_chunk", False))
         self.hits = 0
+        if self.kind == "throttle":
+            self.count = 1 << 62  # standing
+            self.rate = float(spec["rate"])
+            self.burst = float(spec.get("burst", max(1.0, self.rate / 10)))
+            flavor = spec.get("flavor", "s3")
+            self.spec = dict(spec, status=429 if flavor == "gcs" else 503,
+                             code="rateLimitExceeded" if flavor == "gcs" else "SlowDown")
+            self.buckets = {}  # prefix -> [tokens, time of last refill]
+            self.admitted = 0
+            self.throttled = 0
+            self.first_admitted = None
+            self.last_admitted = None
+
+    def admit(self, request, now):
+        """Token bucket of the request's key prefix (throttle rules; the caller holds the state lock)."""
+        prefix = request.path[:request.path.rfind("/") + 1]
+        tokens, last = self.buckets.get(prefix, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if tokens >= 1:
+            self.buckets[prefix] = (tokens - 1, now)
+            self.admitted += 1
+            self.first_admitted = self.first_admitted or now
+            self.last_admitted = now
+            return True
+        self.buckets[prefix] = (tokens, now)
+        self.throttled += 1
+        return False
 
     def matches(self, request):
         if self.method and self.method != request.method:
@@ -115,6 +153,9 @@ class Rule:
         return True
 
     def describe(self):
+        if self.kind == "throttle":
+            seconds = (self.last_admitted - self.first_admitted) if self.first_admitted else 0.0
+            return dict(self.spec, admitted=self.admitted, throttled=self.throttled, admitted_seconds=seconds)
         return dict(self.spec, left=self.count, hits=self.hits)
 
 
@@ -149,6 +190,10 @@ class State:
             for rule in self.rules:
                 if rule.count <= 0 or not rule.matches(request):
                     continue
+                if rule.kind == "throttle":
+                    if rule.admit(request, time.monotonic()):
+                        continue
+                    return rule
                 if rule.skip > 0:
                     rule.skip -= 1
                     continue
@@ -408,7 +453,7 @@ class Connection:
             request.remove("expect")
             self.client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
 
-        if kind == "status" and not rule.spec.get("forward", False):
+        if kind == "throttle" or (kind == "status" and not rule.spec.get("forward", False)):
             read_body(self.client_reader, request, request_has_body)
             entry["status"] = int(rule.spec.get("status", 503))
             self.client.sendall(error_answer(rule, request))

@@ -11,6 +11,7 @@
 #include "spool/core/env.h"
 #include "spool/core/http/metered_transport.h"
 #include "spool/core/http/transport.h"
+#include "spool/core/throttle.h"
 #include "spool/gcs/request_ops.h"
 #include "spool/metrics/exporter.h"
 #include "spool/metrics/metrics_writer.h"
@@ -169,6 +170,31 @@ TEST(MetricsRegistry, CollectsWhileRegisteredOnly) {
   }
   EXPECT_EQ(registry.Text().find("spool_x_total"), std::string::npos);
   EXPECT_NE(registry.Text().find("spool_build_info{version="), std::string::npos);
+}
+
+TEST(MetricsRegistry, ReportsEveryLiveStoresRetryQuotaAndLimits) {
+  MetricsRegistry registry;
+  {
+    auto throttle = RetryThrottle::ForStore("s3://metrics-throttle");
+    ASSERT_TRUE(throttle->Acquire().ok());
+    ASSERT_TRUE(throttle->Acquire().ok());
+    throttle->Record(UnavailableError("slow down").WithRemote(RemoteError{503, "SlowDown", ""}));
+    int cost = 0;
+    ASSERT_TRUE(throttle->SpendRetry(UnavailableError("slow down"), &cost));
+    const std::string text = registry.Text();
+    EXPECT_NE(text.find("spool_retry_quota_tokens{store=\"s3://metrics-throttle\"} 495\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("spool_throttled_responses_total{store=\"s3://metrics-throttle\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("spool_concurrency_limit{store=\"s3://metrics-throttle\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("spool_requests_in_flight{store=\"s3://metrics-throttle\"} 2\n"), std::string::npos);
+    EXPECT_NE(text.find("spool_request_rate_limit{store=\"s3://metrics-throttle\"}"), std::string::npos);
+    EXPECT_NE(text.find("spool_retry_quota_refusals_total{store=\"s3://metrics-throttle\"} 0\n"),
+              std::string::npos);
+    throttle->Release();
+    throttle->Release();
+  }
+  // Gone with the last store that used it.
+  EXPECT_EQ(registry.Text().find("s3://metrics-throttle"), std::string::npos);
 }
 
 TEST(MetricsExporter, ServesMetricsOnTheLoopbackAndWritesTheTextfile) {

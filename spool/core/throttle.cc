@@ -1,0 +1,165 @@
+#include "spool/core/throttle.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "spool/core/cancel.h"
+
+namespace spool {
+namespace {
+
+// Every live throttle of the process, by store; weak so that a store's
+// throttle goes away with its last client.
+struct Throttles {
+  std::mutex mu;
+  std::map<std::string, std::weak_ptr<RetryThrottle>, std::less<>> by_store;
+};
+
+Throttles& AllThrottles() {
+  static auto* throttles = new Throttles;  // never destroyed: used until exit
+  return *throttles;
+}
+
+thread_local std::optional<std::chrono::milliseconds> retry_after;
+
+}  // namespace
+
+RetryThrottle::RetryThrottle(std::string store) : store_(std::move(store)) {}
+
+RetryThrottle::~RetryThrottle() = default;
+
+std::shared_ptr<RetryThrottle> RetryThrottle::ForStore(const std::string& store) {
+  Throttles& all = AllThrottles();
+  std::lock_guard lock(all.mu);
+  std::weak_ptr<RetryThrottle>& slot = all.by_store[store];
+  if (auto live = slot.lock()) return live;
+  auto made = std::make_shared<RetryThrottle>(store);
+  slot = made;
+  // Drop entries whose throttle is gone, so the map stays small.
+  std::erase_if(all.by_store, [](const auto& entry) { return entry.second.expired(); });
+  return made;
+}
+
+void RetryThrottle::ForEach(const std::function<void(const RetryThrottle&)>& visit) {
+  Throttles& all = AllThrottles();
+  std::lock_guard lock(all.mu);
+  for (const auto& [store, weak] : all.by_store) {
+    if (auto live = weak.lock()) visit(*live);
+  }
+}
+
+Status RetryThrottle::Acquire() {
+  const CancelToken cancel = CancelToken::Current();
+  std::unique_lock lock(mu_);
+  // Woken by Release; the timeout lets a cancel end the wait.
+  while (in_flight_ >= limit_) {
+    if (cancel.cancelled()) return CancelledError(store_ + ": cancelled while waiting for a request slot");
+    slot_freed_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  ++in_flight_;
+  const auto now = std::chrono::steady_clock::now();
+  CountSend(now);
+  if (rate_ <= 0) return OkStatus();
+  // Paced: take the next send time and wait for it outside the lock.
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(1.0 / rate_));
+  const auto send_at = std::max(now, next_send_);
+  next_send_ = send_at + interval;
+  lock.unlock();
+  if (send_at > now && !cancel.SleepFor(std::chrono::ceil<std::chrono::milliseconds>(send_at - now))) {
+    Release();
+    return CancelledError(store_ + ": cancelled while waiting for a request slot");
+  }
+  return OkStatus();
+}
+
+void RetryThrottle::CountSend(std::chrono::steady_clock::time_point now) {
+  if (window_start_ == std::chrono::steady_clock::time_point{}) window_start_ = now;
+  ++window_sends_;
+  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  if (seconds >= 1.0) {
+    measured_rate_ = static_cast<double>(window_sends_) / seconds;
+    window_start_ = now;
+    window_sends_ = 0;
+  }
+}
+
+double RetryThrottle::MeasuredRate(std::chrono::steady_clock::time_point now) const {
+  // The window in progress once it is long enough to say something.
+  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  if (seconds >= 0.1 && window_sends_ > 0) return static_cast<double>(window_sends_) / seconds;
+  return measured_rate_;
+}
+
+void RetryThrottle::Record(const Status& outcome) {
+  std::lock_guard lock(mu_);
+  if (!outcome.ok() && IsRetryable(outcome) && IsThrottle(outcome)) {
+    ++throttled_;
+    successes_since_change_ = 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_cut_ >= kCutInterval) {
+      // Half of what was in flight when the service said no: that load was
+      // too much, whatever the limit allowed.
+      limit_ = std::max(1, std::min(limit_, in_flight_) / 2);
+      const double measured = MeasuredRate(now);
+      const double base = rate_ > 0 && (measured <= 0 || rate_ < measured) ? rate_ : measured;
+      rate_ = std::max(kMinRate, base / 2);
+      last_cut_ = now;
+    }
+  } else if (outcome.ok()) {
+    if (limit_ < kMaxConcurrency && ++successes_since_change_ >= limit_) {
+      ++limit_;
+      successes_since_change_ = 0;
+    }
+    // rate_ successes take about a second: kRateStep per second.
+    if (rate_ > 0) rate_ += kRateStep / rate_;
+  }
+}
+
+void RetryThrottle::Release() {
+  {
+    std::lock_guard lock(mu_);
+    --in_flight_;
+  }
+  slot_freed_.notify_one();
+}
+
+bool RetryThrottle::SpendRetry(const Status& failure, int* cost) {
+  const int price = failure.code() == StatusCode::kDeadlineExceeded ? kTimeoutRetryCost : kRetryCost;
+  std::lock_guard lock(mu_);
+  if (tokens_ < price) {
+    ++quota_refusals_;
+    return false;
+  }
+  tokens_ -= price;
+  *cost = price;
+  return true;
+}
+
+void RetryThrottle::Refund(int last_retry_cost) {
+  std::lock_guard lock(mu_);
+  tokens_ = std::min(kQuotaCapacity, tokens_ + (last_retry_cost > 0 ? last_retry_cost : kSuccessRefund));
+}
+
+RetryThrottle::State RetryThrottle::state() const {
+  std::lock_guard lock(mu_);
+  return State{tokens_, limit_, in_flight_, rate_, throttled_, quota_refusals_};
+}
+
+std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  int64_t seconds = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() || seconds < 0) {
+    return std::nullopt;
+  }
+  return std::chrono::milliseconds(std::min<int64_t>(seconds, 86'400) * 1000);
+}
+
+void NoteRetryAfter(std::optional<std::chrono::milliseconds> delay) { retry_after = delay; }
+
+std::optional<std::chrono::milliseconds> TakeRetryAfter() { return std::exchange(retry_after, std::nullopt); }
+
+}  // namespace spool

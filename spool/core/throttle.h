@@ -1,0 +1,168 @@
+// RetryThrottle: what keeps a store's retries from turning into a retry
+// storm when the service throttles (S3 503 SlowDown, GCS 429). One per store
+// and process (ForStore shares it between every client of the same store in
+// the process), used by the retry loop (RetryThrottled below) around every
+// attempt, so the loader, transfers and checkpoint uploads all go through it.
+//
+// Two parts:
+//
+// * A retry quota (the AWS SDKs' "standard" retry mode): a bucket of
+//   kQuotaCapacity = 500 tokens. A retry spends kRetryCost = 5 tokens
+//   (kTimeoutRetryCost = 10 after a timeout, DeadlineExceeded); a request
+//   that succeeds first time refunds kSuccessRefund = 1, one that succeeds
+//   after retrying refunds what its last retry cost. When a retry cannot be
+//   paid, the request fails at once (Unavailable, "the retry quota of <store>
+//   is empty") instead of retrying: a store that fails most of its requests
+//   stops multiplying its load.
+//
+// * An adaptive concurrency limit and rate limit (AIMD, as TCP's congestion
+//   window; the AWS SDKs' "adaptive" mode for the rate): at most limit()
+//   attempts are in flight at once. A throttled answer cuts the limit to
+//   half of the attempts in flight (at least 1), at most once per
+//   kCutInterval so that one burst of throttles counts once; every limit()
+//   successful attempts in a row grow it by 1, up to kMaxConcurrency. A
+//   failed attempt that is retried keeps its slot through its backoff sleep.
+//   Concurrency alone does not bound the rate when answers are quick, so the
+//   first throttle also sets a send-rate limit: half the rate measured over
+//   the last second (at least kMinRate), halved again on each later cut and
+//   grown by kRateStep requests per second for each second of successes.
+//   N processes sharing a throttled prefix thus cut their load together and
+//   grow it back slowly, converging on the service's limit instead of
+//   exceeding it.
+//   A store never throttled is not paced at all.
+//
+// Throttled: HTTP 429 or 503, S3 SlowDown / TooManyRequests, GCS
+// rateLimitExceeded (IsThrottle in retry.h). A Retry-After header on an error
+// answer is honoured: the next attempt waits at least that long (capped at
+// the policy's max_backoff). The clients report it with NoteRetryAfter on
+// the attempt's thread; the loop reads it after the attempt failed.
+//
+// Thread-safe: every member may be called from any thread. Lifetime: shared
+// by the clients that use it; ForStore keeps only a weak reference, and the
+// metrics (metrics/registry.cc) report the live ones.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "spool/core/retry.h"
+#include "spool/core/status.h"
+
+namespace spool {
+
+class RetryThrottle {
+ public:
+  static constexpr int kQuotaCapacity = 500;
+  static constexpr int kRetryCost = 5;
+  static constexpr int kTimeoutRetryCost = 10;
+  static constexpr int kSuccessRefund = 1;
+  static constexpr int kMaxConcurrency = 1024;
+  static constexpr std::chrono::milliseconds kCutInterval{100};
+  static constexpr double kMinRate = 0.5;   // requests per second, the rate limit's floor
+  static constexpr double kRateStep = 1.0;  // requests per second gained per second of successes
+
+  // `store` names it in errors and metrics ("s3://bucket").
+  explicit RetryThrottle(std::string store);
+  RetryThrottle(const RetryThrottle&) = delete;
+  RetryThrottle& operator=(const RetryThrottle&) = delete;
+  ~RetryThrottle();
+
+  // The process's throttle of `store`, made on first use.
+  static std::shared_ptr<RetryThrottle> ForStore(const std::string& store);
+  // Calls `visit` with every live throttle of the process (for metrics).
+  static void ForEach(const std::function<void(const RetryThrottle&)>& visit);
+
+  const std::string& store() const { return store_; }
+
+  // Waits for a free slot, then (once the store has been throttled) for the
+  // send time its rate limit gives; Cancelled when the current CancelToken
+  // is cancelled while waiting. Each OK is matched by one Release().
+  Status Acquire();
+  // Records how the attempt went (AIMD) without freeing its slot.
+  void Record(const Status& outcome);
+  void Release();
+
+  // Pays for a retry after `failure`; false (nothing spent) when the quota
+  // cannot. `cost` receives what was spent.
+  bool SpendRetry(const Status& failure, int* cost);
+  // A request succeeded; `last_retry_cost` is what its last retry cost (0:
+  // it did not retry).
+  void Refund(int last_retry_cost);
+
+  struct State {
+    int quota_tokens = 0;
+    int concurrency_limit = 0;
+    int in_flight = 0;
+    double rate_limit = 0;         // requests per second; 0: not limited (never throttled)
+    uint64_t throttled = 0;        // throttled answers seen
+    uint64_t quota_refusals = 0;   // retries refused for want of tokens
+  };
+  State state() const;
+
+ private:
+  // Both with mu_ held.
+  void CountSend(std::chrono::steady_clock::time_point now);
+  double MeasuredRate(std::chrono::steady_clock::time_point now) const;
+
+  const std::string store_;
+  mutable std::mutex mu_;
+  std::condition_variable slot_freed_;
+  int tokens_ = kQuotaCapacity;
+  int limit_ = kMaxConcurrency;
+  int in_flight_ = 0;
+  int successes_since_change_ = 0;
+  std::chrono::steady_clock::time_point last_cut_{};
+  // The rate limit (0: none yet) and when the next request may be sent.
+  double rate_ = 0;
+  std::chrono::steady_clock::time_point next_send_{};
+  // The send rate measured over windows of about a second.
+  std::chrono::steady_clock::time_point window_start_{};
+  uint64_t window_sends_ = 0;
+  double measured_rate_ = 0;
+  uint64_t throttled_ = 0;
+  uint64_t quota_refusals_ = 0;
+};
+
+// The delay a Retry-After header asks for: delta-seconds only (an HTTP date
+// is ignored); nullopt when absent or not a number.
+std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value);
+// Remembers, on this thread, the Retry-After of the error answer the current
+// attempt got (nullopt clears it). The retry loop consumes it.
+void NoteRetryAfter(std::optional<std::chrono::milliseconds> delay);
+std::optional<std::chrono::milliseconds> TakeRetryAfter();
+
+namespace retry_internal {
+// The loop of retry.h with `throttle` (may be null: no quota, no limit).
+Status RunThrottledLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what,
+                        const RetryEnvironment& env, RetryThrottle* throttle,
+                        const std::function<Status()>& attempt);
+}  // namespace retry_internal
+
+// Retry (retry.h) with a store's quota and concurrency limit around each
+// attempt. What the S3 and GCS clients use for every exchange.
+template <typename F>
+auto RetryThrottled(const RetryPolicy& policy, Idempotency idempotency, std::string_view what, F&& attempt,
+                    const RetryEnvironment& env, RetryThrottle* throttle) -> std::invoke_result_t<F&> {
+  using R = std::invoke_result_t<F&>;
+  if constexpr (std::is_same_v<R, Status>) {
+    return retry_internal::RunThrottledLoop(policy, idempotency, what, env, throttle, attempt);
+  } else {
+    std::optional<R> last;
+    Status status = retry_internal::RunThrottledLoop(policy, idempotency, what, env, throttle, [&]() -> Status {
+      last.emplace(attempt());
+      return last->status();
+    });
+    if (!status.ok()) return status;
+    return std::move(*last);
+  }
+}
+
+}  // namespace spool

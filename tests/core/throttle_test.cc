@@ -1,0 +1,168 @@
+// The retry quota, the adaptive concurrency limit and Retry-After
+// (core/throttle.h), on a fake clock: no network, no timing assertions.
+#include "spool/core/throttle.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace spool {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct FakeTime {
+  std::chrono::steady_clock::time_point now{};
+  std::vector<milliseconds> sleeps;
+
+  RetryEnvironment Environment() {
+    RetryEnvironment env;
+    env.now = [this] { return now; };
+    env.sleep = [this](milliseconds d) {
+      sleeps.push_back(d);
+      now += d;
+    };
+    env.uniform01 = [] { return 0.5; };
+    return env;
+  }
+};
+
+RetryPolicy Policy(int max_attempts) {
+  RetryPolicy policy;
+  policy.max_attempts = max_attempts;
+  policy.initial_backoff = milliseconds(100);
+  policy.max_backoff = milliseconds(5000);
+  policy.max_elapsed = milliseconds(1'000'000);
+  return policy;
+}
+
+Status SlowDown() {
+  return UnavailableError("503 SlowDown").WithRemote(RemoteError{503, "SlowDown", ""});
+}
+
+TEST(RetryThrottleTest, QuotaPaysRetriesAndSuccessesRefill) {
+  RetryThrottle throttle("s3://quota");
+  FakeTime time;
+  int calls = 0;
+  // Two retries (5 tokens each), then success: the last retry's 5 come back.
+  Status status = RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET x", [&] {
+    return ++calls < 3 ? SlowDown() : OkStatus();
+  }, time.Environment(), &throttle);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(throttle.state().quota_tokens, RetryThrottle::kQuotaCapacity - 5);
+  EXPECT_EQ(throttle.state().throttled, 2u);
+  // A first-time success refunds 1.
+  ASSERT_TRUE(RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET y", [] { return OkStatus(); },
+                             time.Environment(), &throttle).ok());
+  EXPECT_EQ(throttle.state().quota_tokens, RetryThrottle::kQuotaCapacity - 4);
+}
+
+TEST(RetryThrottleTest, TimeoutsCostMore) {
+  RetryThrottle throttle("s3://timeouts");
+  int cost = 0;
+  ASSERT_TRUE(throttle.SpendRetry(DeadlineExceededError("stalled"), &cost));
+  EXPECT_EQ(cost, RetryThrottle::kTimeoutRetryCost);
+  ASSERT_TRUE(throttle.SpendRetry(UnavailableError("reset"), &cost));
+  EXPECT_EQ(cost, RetryThrottle::kRetryCost);
+  EXPECT_EQ(throttle.state().quota_tokens, RetryThrottle::kQuotaCapacity - 15);
+}
+
+TEST(RetryThrottleTest, EmptyQuotaFailsAtOnceNamingIt) {
+  RetryThrottle throttle("s3://empty");
+  int cost = 0;
+  while (throttle.SpendRetry(UnavailableError("x"), &cost)) {
+  }
+  EXPECT_LT(throttle.state().quota_tokens, RetryThrottle::kRetryCost);
+  FakeTime time;
+  int calls = 0;
+  Status status = RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET s3://empty/k", [&] {
+    ++calls;
+    return SlowDown();
+  }, time.Environment(), &throttle);
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(time.sleeps.empty());
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("GET s3://empty/k"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("retry quota of s3://empty is empty"), std::string::npos) << status.message();
+  EXPECT_EQ(status.remote().service_code, "SlowDown");
+  EXPECT_EQ(throttle.state().quota_refusals, 2u);  // the drain loop's last try, then the request
+}
+
+TEST(RetryThrottleTest, ThrottlingCutsTheLimitAndSuccessGrowsItBack) {
+  RetryThrottle throttle("s3://aimd");
+  // 8 in flight when the service throttles: the limit becomes 4.
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(throttle.Acquire().ok());
+  throttle.Record(SlowDown());
+  EXPECT_EQ(throttle.state().concurrency_limit, 4);
+  // A second throttle of the same burst does not cut again.
+  throttle.Record(SlowDown());
+  EXPECT_EQ(throttle.state().concurrency_limit, 4);
+  for (int i = 0; i < 8; ++i) throttle.Release();
+  EXPECT_EQ(throttle.state().in_flight, 0);
+  // 4 successes in a row grow it by one.
+  for (int i = 0; i < 4; ++i) throttle.Record(OkStatus());
+  EXPECT_EQ(throttle.state().concurrency_limit, 5);
+  // Non-throttle failures leave it alone.
+  throttle.Record(UnavailableError("connection reset"));
+  EXPECT_EQ(throttle.state().concurrency_limit, 5);
+}
+
+TEST(RetryThrottleTest, NeverMoreInFlightThanTheLimit) {
+  RetryThrottle throttle("s3://limit");
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(throttle.Acquire().ok());
+  throttle.Record(SlowDown());  // limit 1, 2 in flight
+  ASSERT_EQ(throttle.state().concurrency_limit, 1);
+  std::atomic<bool> acquired{false};
+  std::thread waiter([&] {
+    ASSERT_TRUE(throttle.Acquire().ok());
+    acquired = true;
+    throttle.Release();
+  });
+  throttle.Release();
+  // One still in flight: at the limit, so the waiter waits until it ends.
+  EXPECT_FALSE(acquired.load());
+  throttle.Release();
+  waiter.join();
+  EXPECT_TRUE(acquired.load());
+  EXPECT_EQ(throttle.state().in_flight, 0);
+}
+
+TEST(RetryThrottleTest, RetryAfterIsHonoured) {
+  RetryThrottle throttle("s3://retry-after");
+  FakeTime time;
+  int calls = 0;
+  Status status = RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET x", [&] {
+    if (++calls == 1) {
+      NoteRetryAfter(ParseRetryAfter("3"));
+      return SlowDown();
+    }
+    return OkStatus();
+  }, time.Environment(), &throttle);
+  ASSERT_TRUE(status.ok());
+  ASSERT_EQ(time.sleeps.size(), 1u);
+  EXPECT_EQ(time.sleeps[0], milliseconds(3000));  // not the 50 ms of the jittered backoff
+}
+
+TEST(RetryThrottleTest, ParsesRetryAfter) {
+  EXPECT_EQ(ParseRetryAfter("120"), milliseconds(120'000));
+  EXPECT_EQ(ParseRetryAfter(" 0 "), milliseconds(0));
+  EXPECT_EQ(ParseRetryAfter(""), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("-5"), std::nullopt);
+}
+
+TEST(RetryThrottleTest, OneThrottlePerStoreInTheProcess) {
+  auto a = RetryThrottle::ForStore("s3://shared-bucket");
+  auto b = RetryThrottle::ForStore("s3://shared-bucket");
+  auto c = RetryThrottle::ForStore("s3://other-bucket");
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_NE(a.get(), c.get());
+  int seen = 0;
+  RetryThrottle::ForEach([&](const RetryThrottle& t) { seen += t.store() == "s3://shared-bucket"; });
+  EXPECT_EQ(seen, 1);
+}
+
+}  // namespace
+}  // namespace spool
