@@ -45,6 +45,10 @@ SERIES = [
     ("checkpoint blocked", "spool_checkpoint_blocked_seconds_count", 1),
     ("checkpoint upload", "spool_checkpoint_upload_seconds_count", 1),
     ("build info", "spool_build_info", None),
+    ("retry quota", "spool_retry_quota_tokens", 1),
+    ("concurrency limit", "spool_concurrency_limit", 1),
+    ("requests in flight", "spool_requests_in_flight", None),
+    ("throttled responses", "spool_throttled_responses_total", None),
 ]
 
 # Dashboard queries whose series do not exist yet: they must come back empty
