@@ -2,15 +2,25 @@
 
 Tests marked ``s3`` run against the Ceph RGW that CTest's ceph_rgw fixture
 starts (its address and keys arrive in the AWS_* environment variables, the
-bucket in SPOOL_S3_TEST_BUCKET); the rest need no server.
+bucket in SPOOL_S3_TEST_BUCKET). Tests that use ``gcs_server`` get the
+project's GCS server, started once for the run on a free loopback port; the
+rest need no server.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import urllib.request
 import uuid
+from pathlib import Path
+from typing import Iterator
 
 import pytest
+
+GCS_SERVER_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "gcs" / "server" / "fixture.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,3 +42,26 @@ def root(tmp_path, request) -> str:
     if request.param == "s3":
         return request.getfixturevalue("s3_prefix")
     return str(tmp_path / "store")
+
+
+@pytest.fixture(scope="session")
+def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The project's GCS server (started and stopped by its fixture script); yields host:port."""
+    folder = tmp_path_factory.mktemp("gcs-server")
+    subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "start", str(folder)], check=True,
+                   capture_output=True, timeout=60)
+    try:
+        yield f"127.0.0.1:{int((folder / 'port').read_text())}"
+    finally:
+        subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "stop", str(folder)], check=True,
+                       capture_output=True, timeout=60)
+
+
+def create_gcs_bucket(host: str, prefix: str) -> str:
+    """Creates a bucket with a fresh name on the GCS server at `host`; returns the name."""
+    bucket = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    request = urllib.request.Request(f"http://{host}/storage/v1/b?project=spool-test", method="POST",
+                                     data=json.dumps({"name": bucket}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=30).close()
+    return bucket

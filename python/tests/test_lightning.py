@@ -14,7 +14,7 @@ import torch
 
 import spool
 import spool.lightning
-from gcs_fixture import gcs_prefix, gcs_server  # noqa: F401 (fixtures)
+from gcs_fixture import gcs_prefix  # noqa: F401 (a fixture)
 
 
 class TinyModel(pl.LightningModule):

@@ -5,14 +5,8 @@ server."""
 
 from __future__ import annotations
 
-import json
 import pickle
-import subprocess
-import sys
-import urllib.request
 import uuid
-from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -21,28 +15,15 @@ import torch.utils.data
 
 import spool
 import spool.torch
+from conftest import create_gcs_bucket
 
-REPO = Path(__file__).resolve().parents[2]
-GCS_SERVER_FIXTURE = REPO / "tests" / "gcs" / "server" / "fixture.py"
 FEATURES = {"label": "int64", "pixels": spool.Feature("float32", (3,))}
 
 
 @pytest.fixture(scope="module")
-def gcs_bucket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def gcs_bucket(gcs_server: str) -> tuple[str, str]:
     """The project's GCS server with a bucket: (host:port, bucket)."""
-    folder = tmp_path_factory.mktemp("gcs-server")
-    subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "start", str(folder)], check=True,
-                   capture_output=True, timeout=60)
-    try:
-        host = f"127.0.0.1:{int((folder / 'port').read_text())}"
-        bucket = f"spool-map-{uuid.uuid4().hex[:12]}"
-        request = urllib.request.Request(f"http://{host}/storage/v1/b", data=json.dumps({"name": bucket}).encode(),
-                                         headers={"Content-Type": "application/json"}, method="POST")
-        urllib.request.urlopen(request, timeout=30).close()
-        yield host, bucket
-    finally:
-        subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "stop", str(folder)], check=True,
-                       capture_output=True, timeout=60)
+    return gcs_server, create_gcs_bucket(gcs_server, "spool-map")
 
 
 def _root(kind: str, request, tmp_path, monkeypatch) -> str:

@@ -47,8 +47,6 @@ from google.auth.credentials import AnonymousCredentials  # noqa: E402
 
 import spool  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-GCS_SERVER_FIXTURE = REPO / "tests" / "gcs" / "server" / "fixture.py"
 
 #: spool's S3 part size and GCS resumable threshold (docs/s3.md, docs/gcs.md):
 #: an object up to this size goes up in one request, a larger one in parts
@@ -546,19 +544,6 @@ class GcsPeer:
 
     def url(self, key: str) -> str:
         return f"gs://{self.bucket.name}/{self.name(key)}"
-
-
-@pytest.fixture(scope="session")
-def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The project's GCS server (started and stopped by its fixture script); yields host:port."""
-    folder = tmp_path_factory.mktemp("gcs-server")
-    subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "start", str(folder)], check=True,
-                   capture_output=True, timeout=60)
-    try:
-        yield f"127.0.0.1:{int((folder / 'port').read_text())}"
-    finally:
-        subprocess.run([sys.executable, str(GCS_SERVER_FIXTURE), "stop", str(folder)], check=True,
-                       capture_output=True, timeout=60)
 
 
 def google_client(host: str) -> Any:

@@ -18,7 +18,7 @@ from torch.distributed.checkpoint.api import CheckpointException
 
 import dcp_workers
 import spool
-from gcs_fixture import gcs_prefix, gcs_server  # noqa: F401 (fixtures)
+from gcs_fixture import gcs_prefix  # noqa: F401 (a fixture)
 from spool.torch.dcp import FORMAT, METADATA_PATH, StorageReader, StorageWriter
 
 # DCP warns on every save and load without a process group (the single-process tests).
