@@ -4,31 +4,14 @@
 
 #include <vector>
 
+#include "tests/support/fake_retry_clock.h"
+
 namespace spool {
 namespace {
 
 using std::chrono::milliseconds;
 
-// A fake clock that only moves when the loop sleeps (plus a fixed cost per
-// attempt), so tests run instantly and see every delay.
-struct FakeTime {
-  std::chrono::steady_clock::time_point now{};
-  std::vector<milliseconds> sleeps;
-  std::vector<int> retried_attempts;
-  double u = 0.5;
-
-  RetryEnvironment Environment() {
-    RetryEnvironment env;
-    env.now = [this] { return now; };
-    env.sleep = [this](milliseconds d) {
-      sleeps.push_back(d);
-      now += d;
-    };
-    env.uniform01 = [this] { return u; };
-    env.on_retry = [this](const Status&, int attempt, milliseconds) { retried_attempts.push_back(attempt); };
-    return env;
-  }
-};
+using FakeTime = test_support::FakeRetryClock;
 
 RetryPolicy Policy(int max_attempts) {
   RetryPolicy policy;
@@ -109,7 +92,7 @@ TEST(RetryTest, NonIdempotentIsTriedOnce) {
 
 TEST(RetryTest, MaxElapsedStopsNewAttempts) {
   FakeTime time;
-  time.u = 0.999;  // nearly the whole ceiling each time: 99, 199, 399, 799, 999...
+  time.uniform01 = 0.999;  // nearly the whole ceiling each time: 99, 199, 399, 799, 999...
   RetryPolicy policy = Policy(100);
   policy.max_elapsed = milliseconds(2500);
   int calls = 0;

@@ -8,26 +8,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/fake_retry_clock.h"
+
 namespace spool {
 namespace {
 
 using std::chrono::milliseconds;
 
-struct FakeTime {
-  std::chrono::steady_clock::time_point now{};
-  std::vector<milliseconds> sleeps;
-
-  RetryEnvironment Environment() {
-    RetryEnvironment env;
-    env.now = [this] { return now; };
-    env.sleep = [this](milliseconds d) {
-      sleeps.push_back(d);
-      now += d;
-    };
-    env.uniform01 = [] { return 0.5; };
-    return env;
-  }
-};
+using FakeTime = test_support::FakeRetryClock;
 
 RetryPolicy Policy(int max_attempts) {
   RetryPolicy policy;

@@ -25,6 +25,7 @@
 #include "spool/gcs/credentials.h"
 #include "spool/gcs/gcs_store.h"
 #include "spool/gcs/resources.h"
+#include "tests/support/fake_retry_clock.h"
 
 namespace spool::gcs {
 namespace {
@@ -84,31 +85,7 @@ class Always503Transport : public HttpTransport {
 };
 
 // A clock that only moves when the retry loop sleeps.
-struct FakeClock {
-  std::mutex mu;
-  std::chrono::steady_clock::time_point now{};
-  std::chrono::milliseconds slept{0};
-  int retries = 0;
-
-  RetryEnvironment Environment() {
-    RetryEnvironment env;
-    env.now = [this] {
-      std::lock_guard lock(mu);
-      return now;
-    };
-    env.sleep = [this](std::chrono::milliseconds delay) {
-      std::lock_guard lock(mu);
-      now += delay;
-      slept += delay;
-    };
-    env.uniform01 = [] { return 0.5; };
-    env.on_retry = [this](const Status&, int, std::chrono::milliseconds) {
-      std::lock_guard lock(mu);
-      ++retries;
-    };
-    return env;
-  }
-};
+using FakeClock = test_support::FakeRetryClock;
 
 class GcsRetryBounds : public ::testing::Test {
  protected:
@@ -148,7 +125,7 @@ TEST_F(GcsRetryBounds, StatMakesExactlyMaxAttempts) {
   ExpectUnavailable(store->Stat("k").status());
   EXPECT_EQ(transport_->count("GET"), kMaxAttempts);
   EXPECT_EQ(transport_->total(), kMaxAttempts);
-  EXPECT_EQ(clock_.retries, kMaxAttempts - 1);
+  EXPECT_EQ(static_cast<int>(clock_.retried_attempts.size()), kMaxAttempts - 1);
   EXPECT_GT(clock_.slept.count(), 0);  // the backoff ran, on the fake clock
 }
 
