@@ -10,14 +10,14 @@
 #include <cctype>
 #include <memory>
 
-#include "spool/checkpoint/checkpoint_manager.h"
 #include "cli/age.h"
 #include "cli/commands/commands.h"
 #include "cli/commands/locations.h"
 #include "cli/output.h"
-#include "spool/core/key_fanout.h"
+#include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/core/bytes.h"
 #include "spool/core/cancel.h"
+#include "spool/core/key_fanout.h"
 
 namespace spool::cli {
 using checkpoint::CheckpointManager;

@@ -218,8 +218,8 @@ Status RunManifest(const RecordsOptions& options, const GlobalOptions& global) {
   if (options.shards > 0) {
     std::vector<std::string> missing;
     for (int shard = 0; shard < options.shards; ++shard) {
-      std::string key = records::ShardedWriter::ShardKey(location.key, shard, options.shards, options.suffix, compression,
-                                                         options.prefix_fanout);
+      std::string key = records::ShardedWriter::ShardKey(location.key, shard, options.shards, options.suffix,
+                                                         compression, options.prefix_fanout);
       Result<ObjectInfo> info = store.Stat(key);
       if (info.status().code() == StatusCode::kNotFound) {
         missing.push_back(store.Describe(key));

@@ -221,9 +221,9 @@ void RegisterCheckpoints(py::module_& m) {
         py::arg("follow_symlinks"));
   py::class_<Manager>(m, "_CheckpointManager")
       .def(py::init<const std::string&, int, int, int, int64_t, double, std::string, double, bool, bool>(),
-           py::arg("root"), py::arg("rank"), py::arg("world_size"), py::arg("keep_last"),
-           py::arg("save_every_steps"), py::arg("save_every_seconds"), py::arg("attempt"),
-           py::arg("part_timeout_seconds"), py::arg("copy_on_capture"), py::arg("clean_stale_parts"))
+           py::arg("root"), py::arg("rank"), py::arg("world_size"), py::arg("keep_last"), py::arg("save_every_steps"),
+           py::arg("save_every_seconds"), py::arg("attempt"), py::arg("part_timeout_seconds"),
+           py::arg("copy_on_capture"), py::arg("clean_stale_parts"))
       .def("close", &Manager::Close)
       .def("stats", &Manager::Stats)
       .def("should_save", &Manager::ShouldSave, py::arg("step"))

@@ -300,9 +300,8 @@ void RegisterRecords(py::module_& m) {
       .def(py::init<const std::string&, int, const std::string&, const std::string&, uint64_t, uint64_t,
                     const std::string&, bool, bool, int>(),
            py::arg("prefix_url"), py::arg("shards"), py::arg("compression"), py::arg("compression_level"),
-           py::arg("max_shard_records"),
-           py::arg("max_shard_bytes"), py::arg("suffix"), py::arg("write_index"), py::arg("by_key"),
-           py::arg("prefix_fanout"))
+           py::arg("max_shard_records"), py::arg("max_shard_bytes"), py::arg("suffix"), py::arg("write_index"),
+           py::arg("by_key"), py::arg("prefix_fanout"))
       .def("write", &ShardedWriter::Write, py::arg("record"), py::arg("key"))
       .def("close", &ShardedWriter::Close)
       .def("abort", &ShardedWriter::Abort);

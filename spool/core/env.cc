@@ -27,8 +27,8 @@ std::atomic<bool> ever_overridden{false};
 
 Env Env::Fixed(std::map<std::string, std::string> variables) {
   Env env;
-  env.fixed_ = std::make_shared<const Map>(std::make_move_iterator(variables.begin()),
-                                           std::make_move_iterator(variables.end()));
+  env.fixed_ =
+      std::make_shared<const Map>(std::make_move_iterator(variables.begin()), std::make_move_iterator(variables.end()));
   return env;
 }
 

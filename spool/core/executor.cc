@@ -26,8 +26,7 @@ int DefaultThreadCount() {
   long threads = std::strtol(text->c_str(), &end, 10);
   if (*end != '\0' || threads < 1 || threads > 1024) {
     log::Write(log::Level::kInfo, "executor",
-               "ignoring SPOOL_THREADS=\"" + *text + "\" (want 1 to 1024); using " +
-                   std::to_string(fallback));
+               "ignoring SPOOL_THREADS=\"" + *text + "\" (want 1 to 1024); using " + std::to_string(fallback));
     return fallback;
   }
   return static_cast<int>(threads);

@@ -52,7 +52,8 @@ Status QuotaEmpty(std::string_view what, int attempts, const RetryThrottle& thro
              ": the retry quota of " + throttle.store() + " is empty (" +
              std::to_string(RetryThrottle::kQuotaCapacity) +
              " tokens, refilled by successful requests; too many requests failed recently, the service is "
-             "throttling or failing): " + last.message();
+             "throttling or failing): " +
+             last.message();
   return Status(StatusCode::kUnavailable, std::move(message)).WithRemote(last.remote());
 }
 
@@ -93,8 +94,8 @@ bool IsThrottle(const Status& status) {
 
 namespace retry_internal {
 
-Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what,
-               const RetryEnvironment& env, const std::function<Status()>& attempt) {
+Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what, const RetryEnvironment& env,
+               const std::function<Status()>& attempt) {
   return RunThrottledLoop(policy, idempotency, what, env, nullptr, attempt);
 }
 

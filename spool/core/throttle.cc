@@ -62,8 +62,8 @@ Status RetryThrottle::Acquire() {
   CountSend(now);
   if (rate_ <= 0) return OkStatus();
   // Paced: take the next send time and wait for it outside the lock.
-  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(1.0 / rate_));
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(1.0 / rate_));
   const auto send_at = std::max(now, next_send_);
   next_send_ = send_at + interval;
   lock.unlock();

@@ -101,9 +101,9 @@ class RetryThrottle {
     int quota_tokens = 0;
     int concurrency_limit = 0;
     int in_flight = 0;
-    double rate_limit = 0;         // requests per second; 0: not limited (never throttled)
-    uint64_t throttled = 0;        // throttled answers seen
-    uint64_t quota_refusals = 0;   // retries refused for want of tokens
+    double rate_limit = 0;        // requests per second; 0: not limited (never throttled)
+    uint64_t throttled = 0;       // throttled answers seen
+    uint64_t quota_refusals = 0;  // retries refused for want of tokens
   };
   State state() const;
 
@@ -142,8 +142,7 @@ std::optional<std::chrono::milliseconds> TakeRetryAfter();
 namespace retry_internal {
 // The loop of retry.h with `throttle` (may be null: no quota, no limit).
 Status RunThrottledLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what,
-                        const RetryEnvironment& env, RetryThrottle* throttle,
-                        const std::function<Status()>& attempt);
+                        const RetryEnvironment& env, RetryThrottle* throttle, const std::function<Status()>& attempt);
 }  // namespace retry_internal
 
 // Retry (retry.h) with a store's quota and concurrency limit around each

@@ -247,14 +247,16 @@ Status GcsClient::InsertBucket(std::string_view bucket, std::string_view project
   const std::string what = "create bucket gs://" + std::string(bucket);
   const std::string body = NewBucketJson(bucket);
   // A repeated create cannot replace anything: it answers 409.
-  return CallWithRetry(options_, Idempotency::kIdempotent, what, [&] {
-           HttpRequest request;
-           request.method = "POST";
-           request.url = WithQuery(options_.endpoint + "/storage/v1/b", {{"project", std::string(project)}});
-           request.headers.Set("Content-Type", "application/json; charset=UTF-8");
-           request.body = body;
-           return ExchangeJson(request, what);
-         })
+  return CallWithRetry(
+             options_, Idempotency::kIdempotent, what,
+             [&] {
+               HttpRequest request;
+               request.method = "POST";
+               request.url = WithQuery(options_.endpoint + "/storage/v1/b", {{"project", std::string(project)}});
+               request.headers.Set("Content-Type", "application/json; charset=UTF-8");
+               request.body = body;
+               return ExchangeJson(request, what);
+             })
       .status();
 }
 
@@ -278,9 +280,8 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
   ReadObjectResult result;
   std::optional<int64_t> pinned = request.if_generation_match;
   // One download: a retry resumes at the byte the broken attempt reached.
-  Status status = CallWithRetry(
-      options_, Idempotency::kIdempotent, what,
-      [&]() -> Status {
+  Status status =
+      CallWithRetry(options_, Idempotency::kIdempotent, what, [&]() -> Status {
         const uint64_t start = request.offset + result.bytes;
         std::optional<uint64_t> wanted;
         if (request.length) {

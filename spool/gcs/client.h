@@ -25,8 +25,8 @@
 
 #include "spool/core/http/transport.h"
 #include "spool/core/retry.h"
-#include "spool/core/throttle.h"
 #include "spool/core/status.h"
+#include "spool/core/throttle.h"
 #include "spool/gcs/credentials.h"
 #include "spool/gcs/resources.h"
 

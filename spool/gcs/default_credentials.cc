@@ -42,8 +42,7 @@ Result<std::shared_ptr<Credentials>> FindDefaultCredentials(std::shared_ptr<Http
     const auto adc = gcloud_dir / "application_default_credentials.json";
     std::error_code ignored;
     if (std::filesystem::exists(adc, ignored)) {
-      return LoadCredentialsFile(adc.string(), "gcloud application-default credentials " + adc.string(),
-                                 transport);
+      return LoadCredentialsFile(adc.string(), "gcloud application-default credentials " + adc.string(), transport);
     }
   }
   MetadataServerOptions metadata;

@@ -10,9 +10,9 @@
 #include "spool/core/parallel_for.h"
 #include "spool/gcs/continued_writer.h"
 #include "spool/gcs/default_credentials.h"
-#include "spool/gcs/request_ops.h"
 #include "spool/gcs/gcs_reader.h"
 #include "spool/gcs/gcs_writer.h"
+#include "spool/gcs/request_ops.h"
 
 namespace spool::gcs {
 

@@ -49,9 +49,10 @@ Status GcsWriterImpl::StartResumable(std::optional<ResumableUploadState> resume)
     // Ask the session where it stands before trusting the saved state.
     // A status query (one exchange) changes nothing, so it is repeated.
     const RetryOptions& retry = client_->options().retry;
-    auto status = RetryThrottled(retry.policy, Idempotency::kIdempotent, "resume the upload to " + url_,
-                                 [&] { return client_->QueryUpload(resume->session_uri); }, retry.environment,
-                                 client_->options().throttle.get());
+    auto status = RetryThrottled(
+        retry.policy, Idempotency::kIdempotent, "resume the upload to " + url_,
+        [&] { return client_->QueryUpload(resume->session_uri); }, retry.environment,
+        client_->options().throttle.get());
     if (!status.ok()) return status.status().WithContext("resume the upload to " + url_);
     if (status->object) {
       return FailedPreconditionError("the resumable upload to " + url_ + " is already complete");

@@ -105,33 +105,36 @@ Status ResumableUpload::SendChunk(const Chunk& chunk, bool last, std::optional<u
   // The resumable protocol makes resending safe: the session says what it
   // has, and only the rest is sent again.
   // Through the client's throttle (core/throttle.h), like every other exchange.
-  Status status = RetryThrottled(options_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
-    if (ask_first) {
-      SPOOL_ASSIGN_OR_RETURN(UploadStatus queried, client_.QueryUpload(session_uri_, total));
-      record(queried);
-      ask_first = false;
-    }
-    for (;;) {
-      auto [committed, done] = progress();
-      if (done || (!last && committed >= end)) return OkStatus();
-      if (committed < chunk.begin) {
-        return DataLossError("the upload session of " + url_ + " holds " + std::to_string(committed) +
-                             " bytes, fewer than the " + std::to_string(chunk.begin) +
-                             " it confirmed before; start the upload again");
-      }
-      auto answer = client_.UploadChunk(session_uri_, committed,
-                                        std::string_view(chunk.data).substr(committed - chunk.begin), total,
-                                        last ? crc : std::nullopt);
-      if (!answer.ok()) {
-        ask_first = true;
-        return answer.status();
-      }
-      record(*answer);
-      if (last && !answer->object && answer->committed == end && committed == end) {
-        return InternalError(url_ + ": the session has every byte but did not commit the object");
-      }
-    }
-  }, options_.retry.environment, client_.options().throttle.get());
+  Status status = RetryThrottled(
+      options_.retry.policy, Idempotency::kIdempotent, what,
+      [&]() -> Status {
+        if (ask_first) {
+          SPOOL_ASSIGN_OR_RETURN(UploadStatus queried, client_.QueryUpload(session_uri_, total));
+          record(queried);
+          ask_first = false;
+        }
+        for (;;) {
+          auto [committed, done] = progress();
+          if (done || (!last && committed >= end)) return OkStatus();
+          if (committed < chunk.begin) {
+            return DataLossError("the upload session of " + url_ + " holds " + std::to_string(committed) +
+                                 " bytes, fewer than the " + std::to_string(chunk.begin) +
+                                 " it confirmed before; start the upload again");
+          }
+          auto answer =
+              client_.UploadChunk(session_uri_, committed, std::string_view(chunk.data).substr(committed - chunk.begin),
+                                  total, last ? crc : std::nullopt);
+          if (!answer.ok()) {
+            ask_first = true;
+            return answer.status();
+          }
+          record(*answer);
+          if (last && !answer->object && answer->committed == end && committed == end) {
+            return InternalError(url_ + ": the session has every byte but did not commit the object");
+          }
+        }
+      },
+      options_.retry.environment, client_.options().throttle.get());
   if (status.code() == StatusCode::kFailedPrecondition && status.remote().http_status == 410) {
     return Status(status.code(), url_ + ": the resumable upload session expired or was cancelled; start the "
                                         "upload again (" + status.message() + ")")

@@ -47,17 +47,17 @@ void MetricsRegistry::Collect(MetricsWriter& writer) const {
   RetryThrottle::ForEach([&](const RetryThrottle& throttle) {
     const RetryThrottle::State state = throttle.state();
     const Labels labels{{"store", throttle.store()}};
-    writer.Gauge("spool_retry_quota_tokens", "tokens left in the store's retry quota (of 500; a retry costs 5)",
-                 labels, state.quota_tokens);
-    writer.Gauge("spool_concurrency_limit", "requests the store may have in flight now (cut on throttling)",
-                 labels, state.concurrency_limit);
+    writer.Gauge("spool_retry_quota_tokens", "tokens left in the store's retry quota (of 500; a retry costs 5)", labels,
+                 state.quota_tokens);
+    writer.Gauge("spool_concurrency_limit", "requests the store may have in flight now (cut on throttling)", labels,
+                 state.concurrency_limit);
     writer.Gauge("spool_request_rate_limit", "requests per second the store may send now; 0: not limited", labels,
                  state.rate_limit);
     writer.Gauge("spool_requests_in_flight", "the store's requests in flight now", labels, state.in_flight);
-    writer.Counter("spool_throttled_responses_total", "answers asking to slow down (429, 503, SlowDown)",
-                   labels, static_cast<double>(state.throttled));
-    writer.Counter("spool_retry_quota_refusals_total", "retries not made because the retry quota was empty",
-                   labels, static_cast<double>(state.quota_refusals));
+    writer.Counter("spool_throttled_responses_total", "answers asking to slow down (429, 503, SlowDown)", labels,
+                   static_cast<double>(state.throttled));
+    writer.Counter("spool_retry_quota_refusals_total", "retries not made because the retry quota was empty", labels,
+                   static_cast<double>(state.quota_refusals));
   });
   std::lock_guard lock(mu_);
   for (const auto& [id, collector] : collectors_) collector(writer);

@@ -14,8 +14,9 @@ namespace {
 // index said (`ref.size`) and both CRCs.
 Result<std::string> Unframe(std::string_view bytes, const RecordRef& ref, const std::string& name) {
   const std::string where = name + " at offset " + std::to_string(ref.offset);
-  const std::string advice = "; if the shard was rewritten, rebuild its index (spool records index), else the "
-                             "shard is damaged (spool records verify)";
+  const std::string advice =
+      "; if the shard was rewritten, rebuild its index (spool records index), else the "
+      "shard is damaged (spool records verify)";
   const uint64_t length = DecodeFixed64(bytes.data());
   if (DecodeFixed32(bytes.data() + 8) != MaskedCrc(bytes.data(), 8)) {
     return DataLossError("no record header in " + where + " (length CRC mismatch)" + advice);
@@ -37,7 +38,8 @@ std::vector<RangeRead> PlanRangeReads(std::span<const RecordRef> refs, uint64_t 
   std::vector<size_t> order(refs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(refs[a].object, refs[a].offset, refs[a].size) < std::tie(refs[b].object, refs[b].offset, refs[b].size);
+    return std::tie(refs[a].object, refs[a].offset, refs[a].size) <
+           std::tie(refs[b].object, refs[b].offset, refs[b].size);
   });
   std::vector<RangeRead> plan;
   for (size_t i : order) {

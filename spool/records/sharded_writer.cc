@@ -80,8 +80,9 @@ Result<std::unique_ptr<ShardedWriter>> ShardedWriter::Open(ObjectStore& store, s
                                 std::to_string(options.num_shards));
   }
   if (options.prefix_fanout < 0 || options.prefix_fanout > spool::kMaxPrefixFanout) {
-    return InvalidArgumentError("prefix_fanout must be 0 (no fan-out) or 1.." + std::to_string(spool::kMaxPrefixFanout) +
-                                ", not " + std::to_string(options.prefix_fanout));
+    return InvalidArgumentError("prefix_fanout must be 0 (no fan-out) or 1.." +
+                                std::to_string(spool::kMaxPrefixFanout) + ", not " +
+                                std::to_string(options.prefix_fanout));
   }
   if (options.assignment == ShardAssignment::kKeyHash && options.num_shards == 0) {
     return InvalidArgumentError("key-hash assignment needs a fixed num_shards");

@@ -16,8 +16,8 @@
 // key prefixes (S3 serves 5,500 GETs and 3,500 PUTs per second per prefix).
 // The label is spool::FanoutLabel(i, N) (spool/core/key_fanout.h): shard i
 // uses bucket i % N, so consecutive shards (read at the same time) land on
-// different prefixes and each prefix holds the same number of shards (+-1). The manifest lists each shard's name with its folder; readers open
-// the dataset from the manifest as before.
+// different prefixes and each prefix holds the same number of shards (+-1). The manifest lists each shard's name with
+// its folder; readers open the dataset from the manifest as before.
 //
 // Shards are written in parallel on the executor: Write() gathers records
 // into per-shard batches and hands each full batch to a task that frames,

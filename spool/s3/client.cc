@@ -312,49 +312,52 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
   const uint64_t last_byte = options.offset + buffer.size() - 1;
   bool at_end = false;  // the object ended before the buffer was full
   const std::string what = "GET " + Describe(key) + " at byte " + std::to_string(options.offset);
-  Status status = RetryThrottled(config_.retry.policy, Idempotency::kIdempotent, what, [&]() -> Status {
-    if (result.bytes == buffer.size() || at_end) return OkStatus();
-    Request request{"GET", "GET", std::string(key), {}, {}, {}};
-    const bool plain_get = options.whole_object && !options.if_match.empty() && options.offset == 0 &&
-                           result.bytes == 0;
-    if (!plain_get) {
-      request.headers.emplace_back(
-          "range", "bytes=" + std::to_string(options.offset + result.bytes) + "-" + std::to_string(last_byte));
-    }
-    if (!options.if_match.empty()) request.headers.emplace_back("if-match", options.if_match);
-    if (options.want_checksum) request.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
-    BufferSink sink(buffer.subspan(result.bytes));
-    auto response = SendOnce(request, &sink);
-    result.bytes += sink.size();  // resume from here if the transfer broke
-    if (!response.ok()) {
-      if (response.status().code() == StatusCode::kFailedPrecondition && !options.if_match.empty()) {
-        return FailedPreconditionError(Describe(key) + " changed while it was being read (it was " +
-                                       options.if_match + " when opened); open it again")
-            .WithRemote(response.status().remote());
-      }
-      return response.status();
-    }
-    if (response->status == 200 && options.offset + result.bytes - sink.size() != 0) {
-      return InternalError(Describe(key) + ": the server ignored the Range header");
-    }
-    if (result.bytes < buffer.size()) {
-      // A short 206 means the object ends here; a short body with a longer
-      // Content-Range means the transfer broke: try again from here.
-      auto range = response->headers.Get("Content-Range").value_or("");
-      size_t slash = range.rfind('/');
-      uint64_t total = slash == std::string::npos ? 0 : std::strtoull(range.c_str() + slash + 1, nullptr, 10);
-      if (slash == std::string::npos || options.offset + result.bytes >= total) {
-        at_end = true;
-      } else {
-        return UnavailableError("the body of " + what + " ended early");
-      }
-    }
-    if (options.offset == 0 && result.bytes == response->bytes_received) {
-      SetStoredCrc32c(response->headers, result.crc32c, result.crc32c_from_uploader);
-      result.digest = StoredDigestOf(response->headers);
-    }
-    return OkStatus();
-  }, config_.retry.environment, throttle_.get());
+  Status status = RetryThrottled(
+      config_.retry.policy, Idempotency::kIdempotent, what,
+      [&]() -> Status {
+        if (result.bytes == buffer.size() || at_end) return OkStatus();
+        Request request{"GET", "GET", std::string(key), {}, {}, {}};
+        const bool plain_get =
+            options.whole_object && !options.if_match.empty() && options.offset == 0 && result.bytes == 0;
+        if (!plain_get) {
+          request.headers.emplace_back(
+              "range", "bytes=" + std::to_string(options.offset + result.bytes) + "-" + std::to_string(last_byte));
+        }
+        if (!options.if_match.empty()) request.headers.emplace_back("if-match", options.if_match);
+        if (options.want_checksum) request.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
+        BufferSink sink(buffer.subspan(result.bytes));
+        auto response = SendOnce(request, &sink);
+        result.bytes += sink.size();  // resume from here if the transfer broke
+        if (!response.ok()) {
+          if (response.status().code() == StatusCode::kFailedPrecondition && !options.if_match.empty()) {
+            return FailedPreconditionError(Describe(key) + " changed while it was being read (it was " +
+                                           options.if_match + " when opened); open it again")
+                .WithRemote(response.status().remote());
+          }
+          return response.status();
+        }
+        if (response->status == 200 && options.offset + result.bytes - sink.size() != 0) {
+          return InternalError(Describe(key) + ": the server ignored the Range header");
+        }
+        if (result.bytes < buffer.size()) {
+          // A short 206 means the object ends here; a short body with a longer
+          // Content-Range means the transfer broke: try again from here.
+          auto range = response->headers.Get("Content-Range").value_or("");
+          size_t slash = range.rfind('/');
+          uint64_t total = slash == std::string::npos ? 0 : std::strtoull(range.c_str() + slash + 1, nullptr, 10);
+          if (slash == std::string::npos || options.offset + result.bytes >= total) {
+            at_end = true;
+          } else {
+            return UnavailableError("the body of " + what + " ended early");
+          }
+        }
+        if (options.offset == 0 && result.bytes == response->bytes_received) {
+          SetStoredCrc32c(response->headers, result.crc32c, result.crc32c_from_uploader);
+          result.digest = StoredDigestOf(response->headers);
+        }
+        return OkStatus();
+      },
+      config_.retry.environment, throttle_.get());
   if (!status.ok()) return status;
   return result;
 }
@@ -514,8 +517,9 @@ Result<std::string> S3Client::PresignGet(std::string_view key, std::chrono::seco
   // No request follows whose loop would retry a failed credential fetch:
   // this is that loop.
   SPOOL_ASSIGN_OR_RETURN(Credentials credentials,
-                         Retry(config_.retry.policy, Idempotency::kIdempotent, "presign " + Describe(key),
-                               [&] { return credentials_->Get(); }, config_.retry.environment));
+                         Retry(
+                             config_.retry.policy, Idempotency::kIdempotent, "presign " + Describe(key),
+                             [&] { return credentials_->Get(); }, config_.retry.environment));
   const Location location = CurrentLocation();
   std::string host, path;
   Address(location.endpoint, key, &host, &path);

@@ -25,12 +25,12 @@
 
 #include "spool/core/http/transport.h"
 #include "spool/core/retry.h"
-#include "spool/core/throttle.h"
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
+#include "spool/core/throttle.h"
 #include "spool/s3/config.h"
-#include "spool/s3/errors.h"
 #include "spool/s3/credentials.h"
+#include "spool/s3/errors.h"
 #include "spool/s3/sigv4.h"
 #include "spool/s3/xml.h"
 

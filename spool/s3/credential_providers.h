@@ -48,8 +48,7 @@ std::shared_ptr<CredentialsProvider> MakeWebIdentityCredentials(Env env, std::st
 std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shared_ptr<HttpTransport> http);
 // The metadata endpoint is AWS_EC2_METADATA_SERVICE_ENDPOINT, else
 // http://169.254.169.254.
-std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env,
-                                                                     std::shared_ptr<HttpTransport> http);
+std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env, std::shared_ptr<HttpTransport> http);
 
 // Caches what `inner` returns and refreshes it `refresh_ahead` before its
 // expiration; one refresh at a time, others keep the still-valid answer.

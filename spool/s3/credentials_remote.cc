@@ -53,9 +53,9 @@ StatusCode CodeForCredentialFailure(int http_status) {
 }
 
 Status HttpFailure(const std::string& source, const HttpResponse& response) {
-  Status status(CodeForCredentialFailure(response.status),
-                source + " answered HTTP " + std::to_string(response.status) + ": " +
-                    response.error_body.substr(0, 200));
+  Status status(
+      CodeForCredentialFailure(response.status),
+      source + " answered HTTP " + std::to_string(response.status) + ": " + response.error_body.substr(0, 200));
   return status.WithRemote(RemoteError{response.status, "", ""});
 }
 
@@ -121,7 +121,9 @@ class WebIdentityProvider : public CredentialsProvider {
 
     std::string endpoint = env_.Get("AWS_ENDPOINT_URL_STS").value_or("");
     if (endpoint.empty()) {
-      std::string region = !region_.empty() ? region_ : env_.Get("AWS_REGION").value_or(env_.Get("AWS_DEFAULT_REGION").value_or("us-east-1"));
+      std::string region = !region_.empty()
+                               ? region_
+                               : env_.Get("AWS_REGION").value_or(env_.Get("AWS_DEFAULT_REGION").value_or("us-east-1"));
       endpoint = "https://sts." + region + ".amazonaws.com";
     }
     SPOOL_ASSIGN_OR_RETURN(Endpoint parsed, ParseEndpoint(endpoint));
@@ -275,8 +277,7 @@ std::shared_ptr<CredentialsProvider> MakeContainerCredentials(Env env, std::shar
   return MakeRefreshingCredentials(std::make_shared<ContainerProvider>(std::move(env), std::move(http)));
 }
 
-std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env,
-                                                                     std::shared_ptr<HttpTransport> http) {
+std::shared_ptr<CredentialsProvider> MakeInstanceMetadataCredentials(Env env, std::shared_ptr<HttpTransport> http) {
   return MakeRefreshingCredentials(std::make_shared<InstanceMetadataProvider>(std::move(env), std::move(http)));
 }
 

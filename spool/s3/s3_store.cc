@@ -26,8 +26,7 @@ std::string RandomHex() {
 
 }  // namespace
 
-Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const S3Options& options,
-                                               const Env& env) {
+Result<std::shared_ptr<S3Store>> S3Store::Open(const std::string& bucket, const S3Options& options, const Env& env) {
   SPOOL_ASSIGN_OR_RETURN(ResolvedConfig config, ResolveConfig(options, bucket, env));
   HttpOptions http;
   http.ca_bundle = config.ca_bundle;

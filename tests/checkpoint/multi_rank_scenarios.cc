@@ -254,8 +254,8 @@ void RankPrefixFanoutSavesRestoresVerifiesAndPrunes(std::shared_ptr<ObjectStore>
       if (relative.starts_with("parts/") || relative == "MANIFEST.json") continue;
       bool placed = false;
       for (int rank = 0; rank < kWorld; ++rank) {
-        const std::string folder = FanoutLabel(static_cast<uint64_t>(rank), kFanout) + "/" +
-                                   CheckpointLayout::RankFolder(rank) + "/";
+        const std::string folder =
+            FanoutLabel(static_cast<uint64_t>(rank), kFanout) + "/" + CheckpointLayout::RankFolder(rank) + "/";
         if (relative.starts_with(folder)) {
           ++files_of_rank[rank];
           folders.insert(relative.substr(0, relative.find('/')));

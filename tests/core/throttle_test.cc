@@ -26,24 +26,24 @@ RetryPolicy Policy(int max_attempts) {
   return policy;
 }
 
-Status SlowDown() {
-  return UnavailableError("503 SlowDown").WithRemote(RemoteError{503, "SlowDown", ""});
-}
+Status SlowDown() { return UnavailableError("503 SlowDown").WithRemote(RemoteError{503, "SlowDown", ""}); }
 
 TEST(RetryThrottleTest, QuotaPaysRetriesAndSuccessesRefill) {
   RetryThrottle throttle("s3://quota");
   FakeTime time;
   int calls = 0;
   // Two retries (5 tokens each), then success: the last retry's 5 come back.
-  Status status = RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET x", [&] {
-    return ++calls < 3 ? SlowDown() : OkStatus();
-  }, time.Environment(), &throttle);
+  Status status = RetryThrottled(
+      Policy(8), Idempotency::kIdempotent, "GET x", [&] { return ++calls < 3 ? SlowDown() : OkStatus(); },
+      time.Environment(), &throttle);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(throttle.state().quota_tokens, RetryThrottle::kQuotaCapacity - 5);
   EXPECT_EQ(throttle.state().throttled, 2u);
   // A first-time success refunds 1.
-  ASSERT_TRUE(RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET y", [] { return OkStatus(); },
-                             time.Environment(), &throttle).ok());
+  ASSERT_TRUE(
+      RetryThrottled(
+          Policy(8), Idempotency::kIdempotent, "GET y", [] { return OkStatus(); }, time.Environment(), &throttle)
+          .ok());
   EXPECT_EQ(throttle.state().quota_tokens, RetryThrottle::kQuotaCapacity - 4);
 }
 
@@ -65,10 +65,13 @@ TEST(RetryThrottleTest, EmptyQuotaFailsAtOnceNamingIt) {
   EXPECT_LT(throttle.state().quota_tokens, RetryThrottle::kRetryCost);
   FakeTime time;
   int calls = 0;
-  Status status = RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET s3://empty/k", [&] {
-    ++calls;
-    return SlowDown();
-  }, time.Environment(), &throttle);
+  Status status = RetryThrottled(
+      Policy(8), Idempotency::kIdempotent, "GET s3://empty/k",
+      [&] {
+        ++calls;
+        return SlowDown();
+      },
+      time.Environment(), &throttle);
   EXPECT_EQ(calls, 1);
   EXPECT_TRUE(time.sleeps.empty());
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
@@ -121,13 +124,16 @@ TEST(RetryThrottleTest, RetryAfterIsHonoured) {
   RetryThrottle throttle("s3://retry-after");
   FakeTime time;
   int calls = 0;
-  Status status = RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET x", [&] {
-    if (++calls == 1) {
-      NoteRetryAfter(ParseRetryAfter("3"));
-      return SlowDown();
-    }
-    return OkStatus();
-  }, time.Environment(), &throttle);
+  Status status = RetryThrottled(
+      Policy(8), Idempotency::kIdempotent, "GET x",
+      [&] {
+        if (++calls == 1) {
+          NoteRetryAfter(ParseRetryAfter("3"));
+          return SlowDown();
+        }
+        return OkStatus();
+      },
+      time.Environment(), &throttle);
   ASSERT_TRUE(status.ok());
   ASSERT_EQ(time.sleeps.size(), 1u);
   EXPECT_EQ(time.sleeps[0], milliseconds(3000));  // not the 50 ms of the jittered backoff

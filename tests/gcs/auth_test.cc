@@ -185,15 +185,16 @@ TEST(GcsAuthErrors, AnExpiredOrRevokedTokenTheServiceRejects) {
   // fetches a new token once, and that one is refused too.
   auto credentials = MakeTokenCredentials(
       [] {
-        return Result<AccessToken>(AccessToken{"ya29.expired", std::chrono::system_clock::now() + std::chrono::hours(1)});
+        return Result<AccessToken>(
+            AccessToken{"ya29.expired", std::chrono::system_clock::now() + std::chrono::hours(1)});
       },
       "a token that expired");
   ExpectStoreRefuses(credentials);  // the server checks every token presented
 }
 
 TEST(GcsAuthErrors, MissingCredentialsFile) {
-  auto credentials = LoadCredentialsFile(Server().File("no-such-key.json"), "GOOGLE_APPLICATION_CREDENTIALS",
-                                         Transport());
+  auto credentials =
+      LoadCredentialsFile(Server().File("no-such-key.json"), "GOOGLE_APPLICATION_CREDENTIALS", Transport());
   EXPECT_EQ(credentials.status().code(), StatusCode::kUnauthenticated) << credentials.status().ToString();
 }
 

@@ -207,7 +207,6 @@ TEST(GcsIdempotency, FollowsThePreconditions) {
   EXPECT_EQ(IdempotencyOf(not_match), Idempotency::kNonIdempotent);
 }
 
-
 // ---- With credentials: one loop for the token and the request.
 
 constexpr char kTokenHost[] = "127.0.0.1:8";  // the token endpoint or metadata server
@@ -420,9 +419,12 @@ INSTANTIATE_TEST_SUITE_P(Sources, GcsCredentialedRetryBounds,
                                            TokenSource::kAuthorizedUser),
                          [](const ::testing::TestParamInfo<TokenSource>& info) {
                            switch (info.param) {
-                             case TokenSource::kMetadataServer: return "MetadataServer";
-                             case TokenSource::kServiceAccountKey: return "ServiceAccountKey";
-                             case TokenSource::kAuthorizedUser: return "AuthorizedUser";
+                             case TokenSource::kMetadataServer:
+                               return "MetadataServer";
+                             case TokenSource::kServiceAccountKey:
+                               return "ServiceAccountKey";
+                             case TokenSource::kAuthorizedUser:
+                               return "AuthorizedUser";
                            }
                            return "Unknown";
                          });

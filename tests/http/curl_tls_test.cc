@@ -16,7 +16,6 @@ namespace {
 using spool::testing::HttpTestServer;
 using spool::testing::PatternContent;
 
-
 class CurlTlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -182,14 +182,12 @@ TEST(MetricsRegistry, ReportsEveryLiveStoresRetryQuotaAndLimits) {
     int cost = 0;
     ASSERT_TRUE(throttle->SpendRetry(UnavailableError("slow down"), &cost));
     const std::string text = registry.Text();
-    EXPECT_NE(text.find("spool_retry_quota_tokens{store=\"s3://metrics-throttle\"} 495\n"), std::string::npos)
-        << text;
+    EXPECT_NE(text.find("spool_retry_quota_tokens{store=\"s3://metrics-throttle\"} 495\n"), std::string::npos) << text;
     EXPECT_NE(text.find("spool_throttled_responses_total{store=\"s3://metrics-throttle\"} 1\n"), std::string::npos);
     EXPECT_NE(text.find("spool_concurrency_limit{store=\"s3://metrics-throttle\"} 1\n"), std::string::npos);
     EXPECT_NE(text.find("spool_requests_in_flight{store=\"s3://metrics-throttle\"} 2\n"), std::string::npos);
     EXPECT_NE(text.find("spool_request_rate_limit{store=\"s3://metrics-throttle\"}"), std::string::npos);
-    EXPECT_NE(text.find("spool_retry_quota_refusals_total{store=\"s3://metrics-throttle\"} 0\n"),
-              std::string::npos);
+    EXPECT_NE(text.find("spool_retry_quota_refusals_total{store=\"s3://metrics-throttle\"} 0\n"), std::string::npos);
     throttle->Release();
     throttle->Release();
   }

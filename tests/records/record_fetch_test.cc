@@ -33,7 +33,9 @@ class CountingObject : public ReadableObject {
 
 std::vector<std::string> Records(int count, size_t size) {
   std::vector<std::string> records;
-  for (int i = 0; i < count; ++i) records.push_back(std::string(size + static_cast<size_t>(i % 7), static_cast<char>('a' + i % 26)) + std::to_string(i));
+  for (int i = 0; i < count; ++i)
+    records.push_back(std::string(size + static_cast<size_t>(i % 7), static_cast<char>('a' + i % 26)) +
+                      std::to_string(i));
   return records;
 }
 

@@ -580,8 +580,8 @@ TEST(S3Reader, ALargeWholeReadIsCheckedAgainstAFullObjectSha256) {
 // every store.
 TEST(S3Reader, AShortRangeIsDataLossToReadAgain) {
   const std::string object(30, 'x');  // the server's object: 30 bytes
-  auto transport = std::make_shared<ScriptedTransport>(
-      [&](const HttpRequest& request) { return RangedAnswer(request, object); });
+  auto transport =
+      std::make_shared<ScriptedTransport>([&](const HttpRequest& request) { return RangedAnswer(request, object); });
   ObjectInfo info{"k", 60, "\"v\"", std::nullopt, false, std::nullopt, {}};  // opened at 60
   Executor executor(2);
   std::string buffer(20, '\0');

@@ -65,9 +65,7 @@ class S3CredentialErrors : public ::testing::Test {
   const int closed_port_ = ClosedPort();
 };
 
-TEST_F(S3CredentialErrors, NoCredentialsAnywhere) {
-  ExpectRefused(Empty(), StatusCode::kUnauthenticated);
-}
+TEST_F(S3CredentialErrors, NoCredentialsAnywhere) { ExpectRefused(Empty(), StatusCode::kUnauthenticated); }
 
 TEST_F(S3CredentialErrors, EnvironmentKeysTheStoreDoesNotKnow) {
   LoopbackServer s3("credentials_server.py", {"refuse", "403", "InvalidAccessKeyId"});
@@ -105,7 +103,8 @@ TEST_F(S3CredentialErrors, ProfileKeysWithTheWrongSecret) {
 
 TEST_F(S3CredentialErrors, ProfileThatDoesNotExist) {
   auto env = Empty();
-  env["AWS_SHARED_CREDENTIALS_FILE"] = Write("credentials", "[other]\naws_access_key_id = A\naws_secret_access_key = B\n");
+  env["AWS_SHARED_CREDENTIALS_FILE"] =
+      Write("credentials", "[other]\naws_access_key_id = A\naws_secret_access_key = B\n");
   env["AWS_PROFILE"] = "train";
   ExpectRefused(env, StatusCode::kUnauthenticated);
 }

@@ -179,8 +179,7 @@ TEST_F(CredentialsTest, ContainerCredentialsWithAuthorizationTokenFile) {
   EXPECT_EQ(MakeContainerCredentials(Env::Fixed(Empty()), http_)->Get().status().code(), StatusCode::kNotFound);
 
   env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = "http://example.com/credentials";
-  EXPECT_EQ(MakeContainerCredentials(Env::Fixed(env), http_)->Get().status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeContainerCredentials(Env::Fixed(env), http_)->Get().status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(CredentialsTest, InstanceMetadataV2TokenThenRoleCredentials) {
@@ -195,8 +194,7 @@ TEST_F(CredentialsTest, InstanceMetadataV2TokenThenRoleCredentials) {
   EXPECT_EQ(got->session_token, "imds-session-token-2");
 
   env["AWS_EC2_METADATA_DISABLED"] = "true";
-  EXPECT_EQ(MakeInstanceMetadataCredentials(Env::Fixed(env), http_)->Get().status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(MakeInstanceMetadataCredentials(Env::Fixed(env), http_)->Get().status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(CredentialsTest, InstanceMetadataAbsentIsNotFound) {

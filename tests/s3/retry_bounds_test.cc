@@ -164,7 +164,7 @@ TEST_P(S3RetryBounds, CredentialEndpointFailingMakesMaxAttemptsInAllAndSaysSoOnc
   ASSERT_FALSE(stat.ok());
   EXPECT_EQ(stat.status().code(), StatusCode::kUnavailable) << stat.status().ToString();
   EXPECT_EQ(transport_->credential_requests(), kMaxAttempts);  // not kMaxAttempts squared
-  EXPECT_EQ(transport_->store_requests(), 0);  // nothing to sign with
+  EXPECT_EQ(transport_->store_requests(), 0);                  // nothing to sign with
   const std::string message = stat.status().message();
   EXPECT_EQ(Count(message, "gave up after"), 1) << message;
   EXPECT_NE(message.find("gave up after 3 attempts"), std::string::npos) << message;

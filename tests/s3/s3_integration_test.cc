@@ -450,13 +450,12 @@ TEST(S3Store, DeclaredCrc32cIsStoredAndEnforced) {
 TEST(S3Store, WrongSecretIsUnauthenticatedNamingEndpointBucketAndKeyId) {
   if (TestServer() == "moto") GTEST_SKIP() << "moto checks no signatures: it accepts any secret";
   const Env env = CurrentEnv();
-  std::map<std::string, std::string> variables{
-      {"AWS_ENDPOINT_URL", env.Get("AWS_ENDPOINT_URL").value_or("")},
-      {"AWS_ACCESS_KEY_ID", env.Get("AWS_ACCESS_KEY_ID").value_or("")},
-      {"AWS_SECRET_ACCESS_KEY", "not-the-right-secret-0123456789"},
-      {"AWS_EC2_METADATA_DISABLED", "true"},
-      {"AWS_CONFIG_FILE", "/dev/null"},
-      {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}};
+  std::map<std::string, std::string> variables{{"AWS_ENDPOINT_URL", env.Get("AWS_ENDPOINT_URL").value_or("")},
+                                               {"AWS_ACCESS_KEY_ID", env.Get("AWS_ACCESS_KEY_ID").value_or("")},
+                                               {"AWS_SECRET_ACCESS_KEY", "not-the-right-secret-0123456789"},
+                                               {"AWS_EC2_METADATA_DISABLED", "true"},
+                                               {"AWS_CONFIG_FILE", "/dev/null"},
+                                               {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}};
   auto store = S3Store::Open(TestBucket(), {}, Env::Fixed(variables));
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto stat = (*store)->List({});

@@ -180,9 +180,9 @@ struct ResumeOptions {
 // How a store reaches its service, for `spool whoami` and `spool doctor`:
 // never a secret.
 struct StoreAccess {
-  std::string kind;       // "S3", "GCS", "local files"
-  std::string endpoint;   // "http://127.0.0.1:47480"; empty for local files
-  std::string settings;   // "region us-east-1, path-style addressing"
+  std::string kind;      // "S3", "GCS", "local files"
+  std::string endpoint;  // "http://127.0.0.1:47480"; empty for local files
+  std::string settings;  // "region us-east-1, path-style addressing"
   bool anonymous = false;
 };
 

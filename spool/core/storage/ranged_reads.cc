@@ -30,9 +30,10 @@ Status ReadInParts(Executor& executor, const RangedReads& reads, uint64_t offset
 }
 
 Status ShortReadError(std::string_view url, uint64_t offset, uint64_t got, uint64_t wanted) {
-  return DataLossError(std::string(url) + ": got " + std::to_string(got) + " of " + std::to_string(wanted) +
-                       " bytes at offset " + std::to_string(offset) +
-                       " (the connection ended early, or the object is shorter than when it was opened); read it again");
+  return DataLossError(
+      std::string(url) + ": got " + std::to_string(got) + " of " + std::to_string(wanted) + " bytes at offset " +
+      std::to_string(offset) +
+      " (the connection ended early, or the object is shorter than when it was opened); read it again");
 }
 
 }  // namespace spool

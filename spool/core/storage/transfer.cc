@@ -20,9 +20,9 @@
 #include "spool/core/cancel.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
-#include "spool/core/storage/upload_state.h"
 #include "spool/core/storage/local_files.h"
 #include "spool/core/storage/ranged_reads.h"
+#include "spool/core/storage/upload_state.h"
 #include "spool/core/storage/verify.h"
 
 namespace spool {

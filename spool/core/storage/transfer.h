@@ -2,9 +2,9 @@
 // checkpoint manager and the benchmarks.
 //
 // Large objects are read with parallel ranged ReadAt calls, one request per
-// part (see TransferOptions), and written with one streaming WritableObject (which itself uploads parts in parallel where
-// the backend can), bounded by the ByteBudget. Every function is safe to call
-// from many threads; each call waits for its own work through a TaskGroup.
+// part (see TransferOptions), and written with one streaming WritableObject (which itself uploads parts in parallel
+// where the backend can), bounded by the ByteBudget. Every function is safe to call from many threads; each call waits
+// for its own work through a TaskGroup.
 //
 // Cancellation: each call runs under the caller's current CancelToken
 // (core/cancel.h). Once it is cancelled a call stops within about a second

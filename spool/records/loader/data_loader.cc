@@ -32,18 +32,20 @@ Status CheckOptions(const DataLoaderOptions& options) {
 
 }  // namespace
 
-DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker,
-                       std::shared_ptr<std::vector<ShardInfo>> shards, std::string fingerprint)
-    : options_(std::move(options)), worker_(std::move(worker)), shards_(std::move(shards)),
-      fingerprint_(std::move(fingerprint)), counters_(std::make_shared<CounterBlock>()) {}
+DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::shared_ptr<std::vector<ShardInfo>> shards,
+                       std::string fingerprint)
+    : options_(std::move(options)),
+      worker_(std::move(worker)),
+      shards_(std::move(shards)),
+      fingerprint_(std::move(fingerprint)),
+      counters_(std::make_shared<CounterBlock>()) {}
 
 DataLoader::~DataLoader() { Close(); }
 
 Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) {
   SPOOL_RETURN_IF_ERROR(CheckOptions(options));
   Executor& executor = options.executor ? *options.executor : DefaultExecutor();
-  SPOOL_ASSIGN_OR_RETURN(WorkerIdentity worker,
-                         ResolveWorker(options.rank, options.world_size, CurrentEnv()));
+  SPOOL_ASSIGN_OR_RETURN(WorkerIdentity worker, ResolveWorker(options.rank, options.world_size, CurrentEnv()));
   // The loader's requests: with URL inputs, stores of its own that count
   // into its own counters (stores opened with other counters are never
   // shared with it); with a caller's store, that store's counters.
@@ -71,8 +73,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
     SPOOL_RETURN_IF_ERROR(LoadCounts(shards, executor, options.bad_shard_policy == BadShardPolicy::kSkip));
   }
   std::unique_ptr<DataLoader> loader(new DataLoader(
-      std::move(options), worker, std::make_shared<std::vector<ShardInfo>>(std::move(shards)),
-      std::move(fingerprint)));
+      std::move(options), worker, std::make_shared<std::vector<ShardInfo>>(std::move(shards)), std::move(fingerprint)));
   loader->counters_->requests = std::move(requests);
   loader->counters_->requests_at_open = requests_at_open;
   loader->counters_->owns_requests = owns_requests;

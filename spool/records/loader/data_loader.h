@@ -173,8 +173,8 @@ class DataLoader {
   const std::vector<ShardInfo>& shards() const { return *shards_; }
 
  private:
-  DataLoader(DataLoaderOptions options, WorkerIdentity worker,
-             std::shared_ptr<std::vector<ShardInfo>> shards, std::string fingerprint);
+  DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::shared_ptr<std::vector<ShardInfo>> shards,
+             std::string fingerprint);
   Status Start(const LoaderState& state);
   uint64_t worker_index() const;
   void RegisterMetrics();
@@ -187,8 +187,8 @@ class DataLoader {
   // Replaced by Resume on the consumer thread; swap_mu_ guards the
   // replacement against Counters() and Close() on other threads.
   mutable std::mutex swap_mu_;
-  bool closed_ = false;  // guarded by swap_mu_; set once by Close()
-  std::shared_ptr<Pipeline> pipeline_;         // a fixed job shape
+  bool closed_ = false;                       // guarded by swap_mu_; set once by Close()
+  std::shared_ptr<Pipeline> pipeline_;        // a fixed job shape
   std::unique_ptr<PartitionSet> partitions_;  // elastic mode (options_.partitions > 0)
   std::atomic<bool> paused_{false};
   // Last: removed from the metrics registry before anything it reads goes.

@@ -12,7 +12,8 @@ namespace {
 std::string_view ShardName(const ShardInfo& shard) {
   if (shard.manifest.empty()) return shard.url;
   const size_t slash = shard.manifest.rfind('/');
-  const std::string_view folder = std::string_view(shard.manifest).substr(0, slash == std::string::npos ? 0 : slash + 1);
+  const std::string_view folder =
+      std::string_view(shard.manifest).substr(0, slash == std::string::npos ? 0 : slash + 1);
   std::string_view url = shard.url;
   if (url.starts_with(folder)) url.remove_prefix(folder.size());
   return url;

@@ -28,9 +28,8 @@ Status CheckRange(const WorkerIdentity& id) {
 }
 
 // A rank/size pair of environment variables; nullopt when the rank is unset.
-Result<std::optional<WorkerIdentity>> FromPair(const Env& env, std::string_view rank_name,
-                                               std::string_view size_name, std::string source,
-                                               std::optional<int> explicit_world) {
+Result<std::optional<WorkerIdentity>> FromPair(const Env& env, std::string_view rank_name, std::string_view size_name,
+                                               std::string source, std::optional<int> explicit_world) {
   auto rank_text = env.GetEvenIfEmpty(rank_name);
   if (!rank_text) return std::optional<WorkerIdentity>();
   WorkerIdentity id;
@@ -99,8 +98,7 @@ Result<WorkerIdentity> WorkerFromTfConfig(std::string_view tf_config_json) {
   return id;
 }
 
-Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int> world_size,
-                                     const Env& env) {
+Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int> world_size, const Env& env) {
   if (rank && world_size) {
     WorkerIdentity id{*rank, *world_size, "explicit"};
     SPOOL_RETURN_IF_ERROR(CheckRange(id));

@@ -37,8 +37,7 @@ struct WorkerIdentity {
 
 // Resolves rank and world size; InvalidArgument (naming the variable and its
 // value) for malformed or inconsistent settings, e.g. RANK >= WORLD_SIZE.
-Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int> world_size,
-                                     const Env& env);
+Result<WorkerIdentity> ResolveWorker(std::optional<int> rank, std::optional<int> world_size, const Env& env);
 
 // TensorFlow's ranking of a TF_CONFIG task, exposed for tests.
 Result<WorkerIdentity> WorkerFromTfConfig(std::string_view tf_config_json);
