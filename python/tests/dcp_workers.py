@@ -156,13 +156,13 @@ def _entry(rank: int, world: int, init_file: str, scenario: Callable[..., None],
         scenario(rank, world, *args)
         if scenario is not save_killed:  # its group lost a member: nothing to synchronise with
             dist.barrier()
-            dist.destroy_process_group()
     except BaseException:
         traceback.print_exc()
         os._exit(1)
-    # Leave without the interpreter's finalization: gloo's worker threads can
-    # still be joinable when torch's objects are destroyed there (always so
-    # in a group that lost a member), which aborts a rank that passed.
+    # Every rank is past its last collective: leave without destroying the
+    # group or finalizing the interpreter. On a loaded machine torch's gloo
+    # teardown (destroy_process_group, or its threads' destruction at exit,
+    # always so in a group that lost a member) aborted ranks that had passed.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
