@@ -155,7 +155,18 @@ class _RawObjectWriter(io.RawIOBase):
             super().close()
 
 
-class ObjectWriter(io.BufferedWriter):
+class _CommitOnClose:
+    """``with`` for a writer: leaving normally closes (commits); leaving by
+    an exception calls ``abort()``, so nothing half-written is published."""
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+
+class ObjectWriter(_CommitOnClose, io.BufferedWriter):
     """A buffered writer that commits on close and aborts on an exception.
 
     It only appends: ``tell()`` is the number of bytes written so far (as
@@ -168,12 +179,6 @@ class ObjectWriter(io.BufferedWriter):
         """Discards everything written; the object is not created or changed."""
         self.raw.abort()
         super().close()
-
-    def __exit__(self, exc_type, exc, traceback) -> None:
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
 
     def __del__(self) -> None:
         # Garbage-collected without close(): discard rather than publish.
@@ -189,7 +194,7 @@ class ObjectWriter(io.BufferedWriter):
         return self.raw.info
 
 
-class ObjectTextWriter(io.TextIOWrapper):
+class ObjectTextWriter(_CommitOnClose, io.TextIOWrapper):
     """Text written to an object (``spool.open(url, "w")``): an
     :class:`io.TextIOWrapper` over an :class:`ObjectWriter`, and like it,
     ``close()`` commits, while an exception in the ``with`` block,
@@ -215,12 +220,6 @@ class ObjectTextWriter(io.TextIOWrapper):
     def abort(self) -> None:
         """Discards everything written, text not yet encoded included."""
         self.buffer.abort()
-
-    def __exit__(self, exc_type, exc, traceback) -> None:
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
 
     def __del__(self) -> None:
         # Garbage-collected without close(): discard rather than publish.
