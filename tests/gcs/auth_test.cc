@@ -177,7 +177,7 @@ TEST(GcsAuthErrors, MetadataServerWithoutAServiceAccount) {
   options.host = "127.0.0.1:" + std::to_string(Server().port);
   ArmFault(R"({"kind":"status","status":404,"count":2,"match":"/computeMetadata/"})");  // Stat, List
   ExpectStoreRefuses(MakeMetadataServerCredentials(options, Transport()));
-  testing::ClearFaults();
+  testing::ClearFaults("/computeMetadata/");
 }
 
 TEST(GcsAuthErrors, AnExpiredOrRevokedTokenTheServiceRejects) {

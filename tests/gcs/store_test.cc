@@ -33,7 +33,7 @@ class GcsStoreTest : public ::testing::Test {
     store_ = OpenStore(bucket_, options);
     ASSERT_NE(store_, nullptr);
   }
-  void TearDown() override { testing::ClearFaults(); }
+  void TearDown() override { testing::ClearFaults("/b/" + bucket_ + "/"); }
 
   std::string bucket_;
   std::shared_ptr<GcsStore> store_;

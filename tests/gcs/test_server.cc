@@ -57,7 +57,9 @@ void PostFault(const std::string& method, std::string_view json) {
 }  // namespace
 
 void ArmFault(std::string_view json) { PostFault("POST", json); }
-void ClearFaults() { PostFault("DELETE", ""); }
+void ClearFaults(std::string_view match) {
+  PostFault("DELETE", R"({"match":")" + std::string(match) + R"("})");
+}
 
 std::string UniqueName(std::string_view stem) {
   static std::atomic<int> counter{0};

@@ -30,9 +30,11 @@ std::shared_ptr<GcsStore> OpenStore(std::string_view bucket, GcsStoreOptions bas
 // Creates `bucket` with `store`'s credentials (AlreadyExists is fine).
 void EnsureBucket(GcsStore& store);
 
-// Arms a fault (a JSON body for POST /_fault) and clears all faults.
+// Arms a fault (a JSON body for POST /_fault). ClearFaults removes the faults
+// whose match contains `match`: tests run side by side on one server, so each
+// clears only what it armed (a bucket of its own, or a path only it uses).
 void ArmFault(std::string_view json);
-void ClearFaults();
+void ClearFaults(std::string_view match);
 
 // A name no other test of this run uses.
 std::string UniqueName(std::string_view stem);

@@ -18,7 +18,9 @@ needs a token this server issued); buckets created anonymously are open, like
 an emulator. A token that is presented is always checked.
 
 Test-only control: POST /_fault with a JSON body arms a fault for the next
-matching requests (see Faults), DELETE /_fault clears them.
+matching requests (see Faults), DELETE /_fault clears them: with a body
+{"match": M}, only the faults whose match contains M (tests share one server
+and run side by side, so each clears only what it armed).
 
 Binds 127.0.0.1 only. `--port 0` picks a free port, written to --port-file.
 """
@@ -522,8 +524,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def handle_fault(self):
         if self.command == "DELETE":
+            scope = json.loads(self.read_body() or b"{}").get("match", "")
             with self.state.lock:
-                self.state.faults = []
+                self.state.faults = [f for f in self.state.faults if scope not in f.match]
             return self.send_json(204, None)
         spec = json.loads(self.read_body() or b"{}")
         fault = Fault(spec)
