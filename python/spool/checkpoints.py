@@ -134,7 +134,11 @@ class CheckpointManager:
     :meth:`save_async` copy source files instead of hard-linking them;
     ``clean_stale_parts=False`` keeps this rank's parts of uncommitted steps
     that opening would otherwise delete (for a process that saves one step
-    of a job whose other saves may still be in flight).
+    of a job whose other saves may still be in flight);
+    ``rank_prefix_fanout=N`` (N > 1, the same on every rank) stores the
+    ranks' files under N key prefixes, so that many ranks saving at once
+    share N prefixes' request rates instead of one (docs/checkpoints.md,
+    "Several ranks"); restoring needs no option.
 
     Leaving the ``with`` block normally waits for a background save; leaving
     it by an exception (or :meth:`close`) cancels it, and the step stays
@@ -147,11 +151,11 @@ class CheckpointManager:
     def __init__(self, root: PathLike, *, keep_last: Optional[int] = None, save_every_steps: int = 0,
                  save_every_seconds: float = 0, rank: int = 0, world_size: int = 1, attempt: str = "",
                  part_timeout_seconds: float = 600, copy_on_capture: bool = False,
-                 clean_stale_parts: bool = True) -> None:
+                 clean_stale_parts: bool = True, rank_prefix_fanout: int = 0) -> None:
         self.root = os.fspath(root)
         self._native = _spool._CheckpointManager(self.root, rank, world_size, keep_last or 0, save_every_steps,
                                                  save_every_seconds, attempt, part_timeout_seconds,
-                                                 copy_on_capture, clean_stale_parts)
+                                                 copy_on_capture, clean_stale_parts, rank_prefix_fanout)
         self._pending: Optional[SaveHandle] = None  # the last save_async, until waited for
 
     def should_save(self, step: int) -> bool:

@@ -147,7 +147,9 @@ class StorageWriter(_StorageWriter):
     ``staging_dir`` makes ranks serialise their items into files there
     instead of memory (removed after the upload); ``part_timeout_seconds``
     bounds the coordinator's wait for the ranks' parts (they are normally
-    there already when it commits).
+    there already when it commits); ``rank_prefix_fanout`` spreads the
+    ranks' files over that many key prefixes (see
+    :class:`spool.CheckpointManager`; give every rank the same value).
 
     One save at a time per writer object; use one writer per concurrent
     ``async_save``. Every rank must be given the same root and step.
@@ -155,7 +157,7 @@ class StorageWriter(_StorageWriter):
 
     def __init__(self, root: PathLike, step: Optional[int] = None, *, metadata: Optional[Mapping[str, str]] = None,
                  keep_last: Optional[int] = None, files_per_rank: int = 4, staging_dir: Optional[PathLike] = None,
-                 part_timeout_seconds: float = 120) -> None:
+                 part_timeout_seconds: float = 120, rank_prefix_fanout: int = 0) -> None:
         super().__init__()
         if files_per_rank < 1:
             raise InvalidArgumentError(f"files_per_rank {files_per_rank}: must be at least 1")
@@ -168,6 +170,7 @@ class StorageWriter(_StorageWriter):
         self.files_per_rank = files_per_rank
         self.staging_dir = None if staging_dir is None else os.fspath(staging_dir)
         self.part_timeout_seconds = part_timeout_seconds
+        self.rank_prefix_fanout = rank_prefix_fanout
         self._plan_data: Optional[_SavePlanData] = None  # the coordinator's, from prepare_global_plan
 
     def reset(self, checkpoint_id: Union[int, str, "os.PathLike[str]", None] = None) -> None:
@@ -234,7 +237,8 @@ class StorageWriter(_StorageWriter):
                     name = f"__{data.rank}_{number}.distcp"
                     files[name] = self._write_file(name, items, planner, f"{folder}/{name}", staging, results)
             with CheckpointManager(self.root, rank=data.rank + 1, world_size=data.world_size + 1,
-                                   attempt=data.attempt, clean_stale_parts=False) as manager:
+                                   attempt=data.attempt, clean_stale_parts=False,
+                                   rank_prefix_fanout=self.rank_prefix_fanout) as manager:
                 part = manager.save(step, files, {"dcp_rank": str(data.rank)})
             stored = {f"{folder}/{f.path}": f"{folder}/{f.stored_path or f.path}" for f in _rank_files(part)}
             for result in results:
@@ -274,7 +278,7 @@ class StorageWriter(_StorageWriter):
         manifest_metadata = {**self.metadata, FORMAT_KEY: FORMAT, "dcp_world_size": str(plan.world_size)}
         with CheckpointManager(self.root, rank=0, world_size=plan.world_size + 1, attempt=plan.attempt,
                                keep_last=self.keep_last, part_timeout_seconds=self.part_timeout_seconds,
-                               clean_stale_parts=False) as manager:
+                               clean_stale_parts=False, rank_prefix_fanout=self.rank_prefix_fanout) as manager:
             try:
                 manager.save(step, {".metadata": pickle.dumps(metadata)}, manifest_metadata)
             except FileExistsError:

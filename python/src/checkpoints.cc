@@ -67,7 +67,7 @@ class Manager {
  public:
   Manager(const std::string& root, int rank, int world_size, int keep_last, int64_t save_every_steps,
           double save_every_seconds, std::string attempt, double part_timeout_seconds, bool copy_on_capture,
-          bool clean_stale_parts) {
+          bool clean_stale_parts, int rank_prefix_fanout) {
     CheckpointOptions options;
     options.rank = rank;
     options.world_size = world_size;
@@ -78,6 +78,7 @@ class Manager {
     options.part_timeout = std::chrono::seconds(static_cast<int64_t>(part_timeout_seconds));
     options.copy_on_capture = copy_on_capture;
     options.clean_stale_parts_on_start = clean_stale_parts;
+    options.rank_prefix_fanout = rank_prefix_fanout;
     py::gil_scoped_release release;
     manager_ = Unwrap(CheckpointManager::Open(root, options));
   }
@@ -220,10 +221,10 @@ void RegisterCheckpoints(py::module_& m) {
   m.def("_checkpoint_source", &MakeSource, py::arg("folder"), py::arg("files"), py::arg("buffers"),
         py::arg("follow_symlinks"));
   py::class_<Manager>(m, "_CheckpointManager")
-      .def(py::init<const std::string&, int, int, int, int64_t, double, std::string, double, bool, bool>(),
+      .def(py::init<const std::string&, int, int, int, int64_t, double, std::string, double, bool, bool, int>(),
            py::arg("root"), py::arg("rank"), py::arg("world_size"), py::arg("keep_last"), py::arg("save_every_steps"),
            py::arg("save_every_seconds"), py::arg("attempt"), py::arg("part_timeout_seconds"),
-           py::arg("copy_on_capture"), py::arg("clean_stale_parts"))
+           py::arg("copy_on_capture"), py::arg("clean_stale_parts"), py::arg("rank_prefix_fanout"))
       .def("close", &Manager::Close)
       .def("stats", &Manager::Stats)
       .def("should_save", &Manager::ShouldSave, py::arg("step"))

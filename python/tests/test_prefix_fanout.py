@@ -5,6 +5,7 @@ in parallel tasks followed by ``spool records manifest --prefix-fanout``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -88,3 +89,41 @@ def test_convert_prefix_fanout_loads_exactly_as_without(root: str) -> None:
                            f"{root}/cli-fanned/train")
     _assert_loads_the_same(f"{root}/cli-plain/train.manifest.json", f"{root}/cli-tasks/train.manifest.json",
                            f"{root}/cli-tasks/train")
+
+
+def test_checkpoint_ranks_fan_out_and_restore_without_the_option(root: str, tmp_path) -> None:
+    """Three ranks save one step with ``rank_prefix_fanout``: their files
+    land under that many key prefixes, and a manager opened without the
+    option restores every rank's part from the manifest's names."""
+    world, fanout, ckpt = 3, 2, f"{root}/ckpt"
+    with contextlib.ExitStack() as job:  # every rank opens at start-up, as in a job
+        managers = [job.enter_context(spool.CheckpointManager(ckpt, rank=rank, world_size=world,
+                                                              rank_prefix_fanout=fanout, part_timeout_seconds=30))
+                    for rank in range(world)]
+        for rank in (1, 2, 0):  # rank 0 commits once the others' parts are stored
+            managers[rank].save(4, {"weights.bin": b"w%d" % rank * 1000}, {"rank": str(rank)})
+    keys = [entry.url for entry in spool.ls(f"{ckpt}/", recursive=True)
+            if "/rank-" in entry.url and "/parts/" not in entry.url]  # the files, not the part markers
+    labels = {key.split("/rank-")[0].rsplit("/", 1)[-1] for key in keys}
+    assert len(labels) == fanout, keys
+    assert all(not label.startswith("step-") for label in labels), keys
+    with spool.CheckpointManager(ckpt) as manager:
+        assert manager.latest() == 4
+        for rank in range(world):
+            folder = tmp_path / f"rank{rank}"
+            restored = manager.restore(folder, rank=rank)
+            assert restored.metadata["rank"] == str(rank)
+            assert (folder / "weights.bin").read_bytes() == b"w%d" % rank * 1000
+
+
+def test_dcp_writer_fans_out_and_loads(root: str) -> None:
+    """A DCP save with ``rank_prefix_fanout`` loads back with a plain reader."""
+    import torch
+    import torch.distributed.checkpoint as dcp
+    from spool.torch.dcp import StorageReader, StorageWriter
+
+    state = {"w": torch.arange(1000.0), "b": torch.ones(7)}
+    dcp.save(state, storage_writer=StorageWriter(f"{root}/dcp", 1, rank_prefix_fanout=2, files_per_rank=2))
+    loaded = {"w": torch.zeros(1000), "b": torch.zeros(7)}
+    dcp.load(loaded, storage_reader=StorageReader(f"{root}/dcp", 1))
+    assert torch.equal(loaded["w"], state["w"]) and torch.equal(loaded["b"], state["b"])
