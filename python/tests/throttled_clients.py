@@ -1,0 +1,37 @@
+"""One client process of test_throttling.py: a rank reading a dataset through
+torch DataLoader workers, or a rank saving its part of a checkpoint step.
+Run as a script (the endpoint comes from the environment the test gives it):
+
+  throttled_clients.py load MANIFEST RANK WORLD WORKERS   prints the labels as JSON
+  throttled_clients.py save ROOT RANK WORLD FILES          saves step 1
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import spool
+import spool.torch
+
+
+def load(manifest: str, rank: int, world: int, workers: int) -> None:
+    dataset = spool.torch.StreamingDataset(manifest, features={"label": "int64"}, batch_size=16, seed=3,
+                                           rank=rank, world_size=world)
+    loader = spool.torch.DataLoader(dataset, num_workers=workers)
+    labels = [int(label) for batch in loader for label in batch["label"]]
+    print(json.dumps(labels))
+
+
+def save(root: str, rank: int, world: int, files: int) -> None:
+    payload = {f"shard-{i}.bin": _file_bytes(rank, i) for i in range(files)}
+    with spool.CheckpointManager(root, rank=rank, world_size=world, part_timeout_seconds=300) as manager:
+        manager.save(1, payload, {"rank": str(rank)})
+
+
+def _file_bytes(rank: int, i: int) -> bytes:
+    return bytes([rank, i]) * (16 * 1024)
+
+
+if __name__ == "__main__":
+    command, target, rank, world, count = sys.argv[1:6]
+    (load if command == "load" else save)(target, int(rank), int(world), int(count))
