@@ -1,4 +1,6 @@
 // The default chain, the chain itself and the refreshing cache.
+#include <chrono>
+#include <functional>
 #include <mutex>
 
 #include "spool/s3/credential_providers.h"
@@ -56,14 +58,17 @@ class RefreshingProvider : public CredentialsProvider {
 
 class ChainProvider : public CredentialsProvider {
  public:
-  explicit ChainProvider(std::vector<std::shared_ptr<CredentialsProvider>> providers)
-      : providers_(std::move(providers)) {}
+  ChainProvider(std::vector<std::shared_ptr<CredentialsProvider>> providers,
+                std::function<std::chrono::steady_clock::time_point()> now)
+      : providers_(std::move(providers)), now_(std::move(now)) {
+    if (!now_) now_ = [] { return std::chrono::steady_clock::now(); };
+  }
 
   Result<Credentials> Get() override {
     if (auto chosen = Chosen()) return chosen->Get();  // outside the lock: refreshes may block
-    std::lock_guard lock(mu_);  // the first search runs once
+    std::lock_guard lock(mu_);                         // one search at a time
     if (chosen_) return chosen_->Get();
-    if (!none_found_.ok()) return none_found_;
+    if (!none_found_.ok() && now_() < search_again_at_) return none_found_;
     std::string tried;
     for (const auto& provider : providers_) {
       Result<Credentials> got = provider->Get();
@@ -84,6 +89,7 @@ class ChainProvider : public CredentialsProvider {
         "no AWS credentials found (" + tried +
         "): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, configure a profile in ~/.aws/credentials "
         "(AWS_PROFILE), or use --no-sign-request for a public bucket");
+    search_again_at_ = now_() + kSearchAgainAfter;
     return none_found_;
   }
 
@@ -98,10 +104,19 @@ class ChainProvider : public CredentialsProvider {
     return chosen_;
   }
 
+  // How long "no credentials" stands before the next request searches
+  // again: long enough that a process without credentials does not pay a
+  // search (an IMDS timeout off EC2) per request, short enough that one
+  // whose credentials arrive late (a volume mounted after start-up, an IMDS
+  // that did not answer in time) recovers without a restart.
+  static constexpr std::chrono::seconds kSearchAgainAfter{30};
+
   const std::vector<std::shared_ptr<CredentialsProvider>> providers_;
+  std::function<std::chrono::steady_clock::time_point()> now_;
   mutable std::mutex mu_;
   std::shared_ptr<CredentialsProvider> chosen_;
   Status none_found_;
+  std::chrono::steady_clock::time_point search_again_at_;
 };
 
 }  // namespace
@@ -112,8 +127,9 @@ std::shared_ptr<CredentialsProvider> MakeRefreshingCredentials(
   return std::make_shared<RefreshingProvider>(std::move(inner), refresh_ahead, std::move(now));
 }
 
-std::shared_ptr<CredentialsProvider> MakeChain(std::vector<std::shared_ptr<CredentialsProvider>> providers) {
-  return std::make_shared<ChainProvider>(std::move(providers));
+std::shared_ptr<CredentialsProvider> MakeChain(std::vector<std::shared_ptr<CredentialsProvider>> providers,
+                                               std::function<std::chrono::steady_clock::time_point()> now) {
+  return std::make_shared<ChainProvider>(std::move(providers), std::move(now));
 }
 
 std::shared_ptr<CredentialsProvider> MakeDefaultChain(const ChainOptions& options, Env env,

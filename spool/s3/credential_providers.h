@@ -58,8 +58,14 @@ std::shared_ptr<CredentialsProvider> MakeRefreshingCredentials(
     std::function<std::chrono::system_clock::time_point()> now = {});
 
 // Tries `providers` in order; remembers the first that answers. When none is
-// configured: NotFound listing what was tried and how to give credentials.
-std::shared_ptr<CredentialsProvider> MakeChain(std::vector<std::shared_ptr<CredentialsProvider>> providers);
+// configured: Unauthenticated listing what was tried and how to give
+// credentials; that answer stands for 30 s (no search per request), then the
+// next request searches again (credentials that arrive late are found). A
+// provider's error other than NotFound (an IMDS or STS that is there but
+// failing: Unavailable) is returned as is and not remembered, so the
+// request's retry loop retries it. `now` is injectable for tests.
+std::shared_ptr<CredentialsProvider> MakeChain(std::vector<std::shared_ptr<CredentialsProvider>> providers,
+                                               std::function<std::chrono::steady_clock::time_point()> now = {});
 
 struct ChainOptions {
   std::string access_key_id;  // explicit keys, when given

@@ -227,6 +227,13 @@ class InstanceMetadataProvider : public CredentialsProvider {
     auto response = http_->Send(token_request, &token_sink);
     // No answer, or one from something else (a proxy): not on EC2.
     if (!response.ok()) return NotFoundError("no instance metadata service at " + base);
+    // An IMDS that is there but busy (throttled, restarting): Unavailable,
+    // which the request's retry loop retries, not "no credentials" (the
+    // chain would then give up on the instance role).
+    if (response->status == 429 || response->status >= 500) {
+      return UnavailableError(source + " answered HTTP " + std::to_string(response->status) +
+                              " to the session-token request");
+    }
     if (!response->ok()) {
       return NotFoundError("no usable instance metadata service at " + base + " (token request answered HTTP " +
                            std::to_string(response->status) + ")");

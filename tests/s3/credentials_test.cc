@@ -12,6 +12,7 @@
 #include "spool/s3/credential_providers.h"
 #include "tests/s3/loopback_server.h"
 #include "tests/support/files.h"
+#include "tests/support/scripted_transport.h"
 #include "tests/support/temp_dir.h"
 
 namespace spool::s3 {
@@ -333,6 +334,62 @@ TEST(RefreshingCredentials, ExpiredCredentialsWaitForTheRefresh) {
   now_seconds += 11 * 60;  // expired
   inner->SetExpiration(now() + std::chrono::hours(1));
   EXPECT_EQ(provider->Get()->access_key_id, "AKID2");
+}
+
+// An IMDS that is there but busy answers the token request 503: that is
+// Unavailable (the request's retry loop retries it), not "no credentials",
+// and the chain finds the instance role once the IMDS answers.
+TEST_F(CredentialsTest, BusyInstanceMetadataIsUnavailableNotNoCredentials) {
+  int token_requests = 0;
+  auto imds = std::make_shared<test_support::ScriptedTransport>([&](const HttpRequest& request) {
+    using Answer = test_support::ScriptedTransport;
+    if (request.url.ends_with("/latest/api/token")) {
+      return ++token_requests <= 2 ? Answer::Reply(503) : Answer::Reply(200, "imds-token");
+    }
+    if (request.url.ends_with("/security-credentials/")) return Answer::Reply(200, "role\n");
+    return Answer::Reply(200, R"({"Code":"Success","AccessKeyId":"ASIAIMDS","SecretAccessKey":"s",)"
+                              R"("Token":"t","Expiration":"2099-01-01T00:00:00Z"})");
+  });
+  auto env = Empty();
+  env.erase("AWS_EC2_METADATA_DISABLED");
+  env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = "http://imds.invalid";
+  auto chain = MakeDefaultChain({}, Env::Fixed(env), imds);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto busy = chain->Get();
+    EXPECT_EQ(busy.status().code(), StatusCode::kUnavailable) << busy.status().ToString();
+  }
+  auto got = chain->Get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->access_key_id, "ASIAIMDS");
+}
+
+// "No credentials" stands for a while (no search per request), then the
+// chain searches again and finds credentials that arrived late.
+TEST(CredentialChain, NoCredentialsIsSearchedAgainAfterAWhile) {
+  struct LateProvider : CredentialsProvider {
+    std::atomic<int> calls{0};
+    std::atomic<bool> ready{false};
+    Result<Credentials> Get() override {
+      ++calls;
+      if (!ready) return NotFoundError("not yet");
+      return Credentials{"AKIDLATE", "secret", "", std::nullopt};
+    }
+    std::string Name() const override { return "late"; }
+  };
+  auto late = std::make_shared<LateProvider>();
+  std::atomic<int64_t> now_seconds{1'000};
+  auto now = [&] { return std::chrono::steady_clock::time_point(std::chrono::seconds(now_seconds.load())); };
+  auto chain = MakeChain({late}, now);
+  EXPECT_EQ(chain->Get().status().code(), StatusCode::kUnauthenticated);
+  late->ready = true;
+  now_seconds += 10;
+  EXPECT_EQ(chain->Get().status().code(), StatusCode::kUnauthenticated);  // the answer stands
+  EXPECT_EQ(late->calls, 1);
+  now_seconds += 30;
+  auto got = chain->Get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->access_key_id, "AKIDLATE");
+  EXPECT_EQ(late->calls, 2);
 }
 
 }  // namespace
