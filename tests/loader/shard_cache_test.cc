@@ -218,6 +218,8 @@ TEST(ShardCache, HalfSizeCacheFetchesWhatBeladyPredictsAndLessThanLru) {
   const uint64_t belady = SimulatedMisses(sequence, kShards / 2, true);
   const uint64_t lru = SimulatedMisses(sequence, kShards / 2, false);
   ASSERT_LT(belady, lru);
+  std::printf("3 epochs of %zu shards, room for %zu: Belady fetches %llu shards, LRU %llu\n", kShards, kShards / 2,
+              static_cast<unsigned long long>(belady), static_cast<unsigned long long>(lru));
 
   std::map<CachePolicy, uint64_t> fetched;
   for (CachePolicy policy : {CachePolicy::kNextUse, CachePolicy::kLru}) {
