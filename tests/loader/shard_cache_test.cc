@@ -310,10 +310,16 @@ TEST(ShardCache, ACacheThatFillsUpWarnsAndTheStreamGoesOn) {
   quota.rlim_cur = bucket.shard_bytes / 2;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &quota), 0);
   LoaderCounters counters;
+  ::testing::internal::CaptureStderr();
   std::vector<std::string> records = ReadAll(options, &counters);
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
   setrlimit(RLIMIT_FSIZE, &old_limit);
   signal(SIGXFSZ, old_handler);
   EXPECT_TRUE(records == uncached);
+  // One warning, naming the folder and the error.
+  EXPECT_EQ(warnings.find("spool warning: shard cache " + options.cache_dir), 0u) << warnings;
+  EXPECT_NE(warnings.find("File too large"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("spool warning", 1), std::string::npos) << warnings;
   EXPECT_EQ(counters.cache_fetched_bytes, 0u);
   EXPECT_TRUE(ListShardCache(options.cache_dir)->empty());
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -183,9 +184,11 @@ void ShardCache::Close() {
 
 void ShardCache::Fault(const std::string& what) {
   if (off_.exchange(true)) return;
-  log::Write(log::Level::kInfo, "loader",
-             "warning: shard cache " + options_.dir + " is off for this loader (" + what +
-                 "); shards are read from the store");
+  // On stderr whatever SPOOL_LOG says (log.h writes only when asked): the
+  // job goes on, slower, and whoever runs it should know why.
+  const std::string line = "spool warning: shard cache " + options_.dir + " is off for this loader (" + what +
+                           "); shards are read from the store\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 ShardCacheCounts ShardCache::Counts() const {
