@@ -254,6 +254,21 @@ TEST(ShardCache, FetchAheadKeepsTheRecordsAndStaysWithinTheLimit) {
   EXPECT_LE(held, options.cache_limit);
 }
 
+TEST(ShardCache, ElasticModeReadsTheSameRecordsThroughTheCache) {
+  Bucket bucket;
+  DataLoaderOptions options = bucket.Options(2);
+  options.partitions = 4;
+  options.global_batch_size = 16;
+  const std::vector<std::string> uncached = ReadAll(options);
+  ASSERT_EQ(uncached.size(), 2 * kShards * 40);
+  TempDir cache("spool-cache");
+  options.cache_dir = cache.path().string();
+  options.cache_limit = bucket.total_bytes / 2;
+  LoaderCounters counters;
+  EXPECT_TRUE(ReadAll(options, &counters) == uncached);
+  EXPECT_GT(counters.cache_hits, 0u);
+}
+
 TEST(ShardCache, PartialAndDamagedFilesAreNeverRead) {
   Bucket bucket;
   const std::vector<std::string> uncached = ReadAll(bucket.Options(1));
