@@ -30,5 +30,6 @@ Command AddSyncCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddWhoamiCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddDoctorCommand(CLI::App& spool, const GlobalOptions& global);
 Command AddGcUploadsCommand(CLI::App& spool, const GlobalOptions& global);
+Command AddCacheCommand(CLI::App& spool, const GlobalOptions& global);
 
 }  // namespace spool::cli

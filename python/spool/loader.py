@@ -143,6 +143,13 @@ class DataLoader:
     :meth:`state` resumes on any such world size (docs/loader.md, "Elastic
     restarts"). Each batch is this worker's share of the step's global batch.
 
+    Local shard cache (docs/loader.md, "Shard cache"): ``cache_dir`` (default
+    ``SPOOL_CACHE_DIR``; unset: no cache) keeps whole shards on local disk,
+    shared by every loader of the machine, within ``cache_limit`` bytes for
+    the machine (default ``SPOOL_CACHE_LIMIT``; 0: the disk's);
+    ``cache_policy`` ``"next_use"`` (evict the shard needed last) or
+    ``"lru"``. It changes speed, never the records.
+
     ``epochs=0`` runs forever. ``bad_shards="skip"`` cuts a damaged shard
     short (counted in :meth:`counters`) instead of failing the epoch.
     Iterating yields batches; each batch's epoch is :attr:`epoch` after it.
@@ -158,7 +165,8 @@ class DataLoader:
                  world_size: Optional[int] = None, local_workers: int = 1, local_worker: int = 0,
                  interleave: int = 4, memory_budget: int = 256 << 20, read_ahead: int = 8 << 20,
                  prefetch_batches: int = 4, bad_shards: str = "fail", count_records: bool = False,
-                 partitions: int = 0, global_batch_size: int = 0) -> None:
+                 partitions: int = 0, global_batch_size: int = 0, cache_dir: Optional[PathLike] = None,
+                 cache_limit: int = 0, cache_policy: str = "next_use") -> None:
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         self.batch_size = batch_size
@@ -167,7 +175,8 @@ class DataLoader:
         self._native = _spool._DataLoader(
             [os.fspath(i) for i in inputs], batch_size, seed, shuffle, shuffle_buffer, epochs, drop_remainder,
             rank, world_size, local_workers, local_worker, interleave, memory_budget, read_ahead,
-            prefetch_batches, bad_shards, count_records, _spec_list(features), partitions, global_batch_size)
+            prefetch_batches, bad_shards, count_records, _spec_list(features), partitions, global_batch_size,
+            os.fspath(cache_dir) if cache_dir is not None else "", cache_limit, cache_policy)
 
     def __iter__(self) -> Iterator[Batch]:
         return self
@@ -221,7 +230,9 @@ class DataLoader:
         ``wait_seconds`` (time spent waiting for data: the input-bound
         figure), ``next_seconds`` (a histogram of each batch's wait),
         ``retries``, ``throttles``, ``skipped_shards``, buffer use against
-        ``memory_budget``."""
+        ``memory_budget``, and the shard cache's ``cache_hits``,
+        ``cache_misses``, ``cache_fetched_bytes``, ``cache_evicted_bytes``,
+        ``cache_fetch_ahead``."""
         return self._native.counters()
 
     def requests(self) -> Dict[str, Any]:

@@ -45,7 +45,8 @@ class Loader {
          uint64_t epochs, bool drop_remainder, std::optional<int> rank, std::optional<int> world_size,
          int local_workers, int local_worker, int interleave, uint64_t memory_budget, uint64_t read_ahead,
          int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features,
-         uint64_t partitions, uint64_t global_batch_size) {
+         uint64_t partitions, uint64_t global_batch_size, const std::string& cache_dir, uint64_t cache_limit,
+         const std::string& cache_policy) {
     specs_ = FeatureSpecsFrom(features);
     DataLoaderOptions options;
     options.inputs = std::move(inputs);
@@ -68,6 +69,13 @@ class Loader {
     options.parse_examples = !specs_.empty();
     options.partitions = partitions;
     options.global_batch_size = global_batch_size;
+    options.cache_dir = cache_dir;
+    options.cache_limit = cache_limit;
+    if (cache_policy == "lru") {
+      options.cache_policy = loader::CachePolicy::kLru;
+    } else if (cache_policy != "next_use") {
+      throw StatusError(InvalidArgumentError("cache_policy '" + cache_policy + "' is not one of next_use, lru"));
+    }
     py::gil_scoped_release release;
     loader_ = Unwrap(DataLoader::Open(std::move(options)));
   }
@@ -149,6 +157,11 @@ class Loader {
     out["budget_overruns"] = c.budget_overruns;
     out["memory_budget"] = c.memory_budget;
     out["next_seconds"] = HistogramDict(c.next_wait);
+    out["cache_hits"] = c.cache_hits;
+    out["cache_misses"] = c.cache_misses;
+    out["cache_fetched_bytes"] = c.cache_fetched_bytes;
+    out["cache_evicted_bytes"] = c.cache_evicted_bytes;
+    out["cache_fetch_ahead"] = c.cache_fetch_ahead;
     return out;
   }
 
@@ -177,12 +190,13 @@ void RegisterLoader(py::module_& m) {
   py::class_<Loader>(m, "_DataLoader")
       .def(py::init<std::vector<std::string>, uint64_t, uint64_t, bool, uint64_t, uint64_t, bool, std::optional<int>,
                     std::optional<int>, int, int, int, uint64_t, uint64_t, int, const std::string&, bool,
-                    const py::list&, uint64_t, uint64_t>(),
+                    const py::list&, uint64_t, uint64_t, const std::string&, uint64_t, const std::string&>(),
            py::arg("inputs"), py::arg("batch_size"), py::arg("seed"), py::arg("shuffle"), py::arg("shuffle_buffer"),
            py::arg("epochs"), py::arg("drop_remainder"), py::arg("rank"), py::arg("world_size"),
            py::arg("local_workers"), py::arg("local_worker"), py::arg("interleave"), py::arg("memory_budget"),
            py::arg("read_ahead"), py::arg("prefetch_batches"), py::arg("bad_shards"), py::arg("count_records"),
-           py::arg("features"), py::arg("partitions") = 0, py::arg("global_batch_size") = 0)
+           py::arg("features"), py::arg("partitions") = 0, py::arg("global_batch_size") = 0, py::arg("cache_dir") = "",
+           py::arg("cache_limit") = 0, py::arg("cache_policy") = "next_use")
       .def("next", &Loader::Next)
       .def("state", &Loader::State)
       .def("resume", &Loader::Resume, py::arg("state"))

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "spool/core/bytes.h"
 #include "spool/records/loader/fingerprint.h"
 #include "spool/records/loader/partitions.h"
 #include "spool/records/loader/pipeline.h"
 #include "spool/records/loader/plan.h"
+#include "spool/records/loader/shard_cache.h"
 
 namespace spool::loader {
 namespace {
@@ -77,6 +79,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   loader->counters_->requests = std::move(requests);
   loader->counters_->requests_at_open = requests_at_open;
   loader->counters_->owns_requests = owns_requests;
+  SPOOL_RETURN_IF_ERROR(loader->OpenCache());
   loader->RegisterMetrics();
   LoaderState start;
   start.seed = loader->options_.seed;
@@ -90,6 +93,57 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
 Result<std::string> DataLoader::InputsFingerprint(const DataLoaderOptions& options) {
   SPOOL_ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, ResolveInputs(options));
   return loader::InputsFingerprint(shards);
+}
+
+Status DataLoader::OpenCache() {
+  const Env env = CurrentEnv();
+  ShardCacheOptions cache;
+  cache.dir = options_.cache_dir.empty() ? env.Get("SPOOL_CACHE_DIR").value_or("") : options_.cache_dir;
+  if (cache.dir.empty()) return OkStatus();
+  cache.limit = options_.cache_limit;
+  if (cache.limit == 0) {
+    if (std::optional<std::string> limit = env.Get("SPOOL_CACHE_LIMIT")) {
+      Result<uint64_t> parsed = ParseByteSize(*limit);
+      if (!parsed.ok()) {
+        return InvalidArgumentError("SPOOL_CACHE_LIMIT=" + *limit +
+                                    " is not a size (\"200G\", \"512M\"): " + parsed.status().message());
+      }
+      cache.limit = *parsed;
+    }
+  }
+  cache.policy = options_.cache_policy;
+  cache.fetch_ahead = options_.cache_fetch_ahead;
+  // "This node": the local ranks torchrun names (LOCAL_RANK of
+  // LOCAL_WORLD_SIZE consecutive ranks), else this rank alone; each with its
+  // local_workers. In elastic mode the plan's identities are the partitions
+  // those workers own.
+  uint64_t first_rank = static_cast<uint64_t>(worker_.rank);
+  uint64_t ranks = 1;
+  const std::optional<std::string> local_rank = env.Get("LOCAL_RANK");
+  const std::optional<std::string> local_world = env.Get("LOCAL_WORLD_SIZE");
+  if (local_rank && local_world) {
+    char* end = nullptr;
+    const uint64_t lr = std::strtoull(local_rank->c_str(), &end, 10);
+    const uint64_t lw = std::strtoull(local_world->c_str(), &end, 10);
+    if (lw > 0 && lr < lw && lr <= first_rank) {
+      first_rank -= lr;
+      ranks = std::min<uint64_t>(lw, static_cast<uint64_t>(worker_.world_size) - first_rank);
+    }
+  }
+  CacheSchedule::Config schedule;
+  for (const ShardInfo& shard : *shards_) schedule.counts.push_back(shard.records);
+  schedule.seed = options_.seed;
+  schedule.shuffle_shards = options_.shuffle_shards;
+  schedule.epochs = options_.epochs;
+  const uint64_t per_rank = static_cast<uint64_t>(options_.local_workers);
+  const uint64_t owned = options_.partitions > 0 ? options_.partitions / workers() : 1;
+  schedule.workers = options_.partitions > 0 ? options_.partitions : workers();
+  for (uint64_t w = first_rank * per_rank * owned; w < (first_rank + ranks) * per_rank * owned; ++w) {
+    schedule.node_workers.push_back(w);
+  }
+  cache_ =
+      std::make_shared<ShardCache>(std::move(cache), shards_, std::make_shared<CacheSchedule>(std::move(schedule)));
+  return OkStatus();
 }
 
 uint64_t DataLoader::workers() const {
@@ -146,6 +200,7 @@ Status DataLoader::Start(const LoaderState& state) {
     config.workers = workers();
     config.shards = shards_;
     config.counters = counters_;
+    config.cache = cache_;
     SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<PartitionSet> started,
                            PartitionSet::Start(std::move(config), state, paused_));
     std::unique_ptr<PartitionSet> replaced;
@@ -166,6 +221,7 @@ Status DataLoader::Start(const LoaderState& state) {
   config.workers = state.workers;
   config.shards = shards_;
   config.counters = counters_;
+  config.cache = cache_;
   auto pipeline = std::make_shared<Pipeline>(std::move(config));
   pipeline->SetPaused(paused_);  // a Resume keeps the pause
   Status started = pipeline->Start(state);
@@ -252,6 +308,7 @@ void DataLoader::Close() {
   closed_ = true;
   if (partitions_) partitions_->Close();
   if (pipeline_) pipeline_->Close();
+  if (cache_) cache_->Close();
 }
 
 LoaderCounters DataLoader::Counters() const {
@@ -279,6 +336,14 @@ LoaderCounters DataLoader::Counters() const {
   out.budget_overruns = c.budget_overruns.load();
   out.memory_budget = options_.memory_budget;
   out.next_wait = c.next_wait.Snapshot();
+  if (cache_) {
+    const ShardCacheCounts cache = cache_->Counts();
+    out.cache_hits = cache.hits;
+    out.cache_misses = cache.misses;
+    out.cache_fetched_bytes = cache.fetched_bytes;
+    out.cache_evicted_bytes = cache.evicted_bytes;
+    out.cache_fetch_ahead = cache.fetch_ahead;
+  }
   return out;
 }
 
@@ -307,6 +372,18 @@ void DataLoader::RegisterMetrics() {
                  static_cast<double>(c.memory_budget));
     writer.Histogram("spool_loader_next_seconds", "how long each Next() call took (waiting for data, mostly)", none,
                      c.next_wait);
+    if (cache_) {
+      counter("spool_loader_cache_hits_total", "shards read from the local shard cache",
+              static_cast<double>(c.cache_hits));
+      counter("spool_loader_cache_misses_total", "shards not in the local shard cache when asked for",
+              static_cast<double>(c.cache_misses));
+      counter("spool_loader_cache_fetched_bytes_total", "bytes fetched from the store into the shard cache",
+              static_cast<double>(c.cache_fetched_bytes));
+      counter("spool_loader_cache_evicted_bytes_total", "bytes removed from the shard cache to make room",
+              static_cast<double>(c.cache_evicted_bytes));
+      writer.Gauge("spool_loader_cache_fetch_ahead", "shards queued or being fetched into the cache ahead of use", none,
+                   static_cast<double>(c.cache_fetch_ahead));
+    }
     if (counters_->owns_requests) metrics::WriteRequestMetrics(writer, Requests(), {{"owner", "loader"}});
   });
 }

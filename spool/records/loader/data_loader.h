@@ -109,10 +109,17 @@ struct LoaderCounters {
   uint64_t budget_overruns = 0;     // fetches let past a full budget to avoid a stall
   uint64_t memory_budget = 0;       // DataLoaderOptions::memory_budget
   HistogramCounts next_wait;        // how long each Next() took: its waits for data, as a distribution
+  // The shard cache (DataLoaderOptions::cache_dir), this loader's share.
+  uint64_t cache_hits = 0;           // shards read from the cache
+  uint64_t cache_misses = 0;         // shards not there when asked for
+  uint64_t cache_fetched_bytes = 0;  // fetched from the store into the cache
+  uint64_t cache_evicted_bytes = 0;  // removed from the cache to make room
+  uint64_t cache_fetch_ahead = 0;    // shards queued or being fetched ahead now
 };
 
 class Pipeline;
 class PartitionSet;
+class ShardCache;
 struct CounterBlock;
 
 class DataLoader {
@@ -176,6 +183,7 @@ class DataLoader {
   DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::shared_ptr<std::vector<ShardInfo>> shards,
              std::string fingerprint);
   Status Start(const LoaderState& state);
+  Status OpenCache();
   uint64_t worker_index() const;
   void RegisterMetrics();
 
@@ -184,6 +192,7 @@ class DataLoader {
   std::shared_ptr<std::vector<ShardInfo>> shards_;
   std::string fingerprint_;  // of the inputs as resolved, before any counting
   std::shared_ptr<CounterBlock> counters_;
+  std::shared_ptr<ShardCache> cache_;  // null without a cache_dir
   // Replaced by Resume on the consumer thread; swap_mu_ guards the
   // replacement against Counters() and Close() on other threads.
   mutable std::mutex swap_mu_;

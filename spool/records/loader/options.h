@@ -26,6 +26,12 @@ enum class BadShardPolicy {
   kSkip,  // drop the rest of that shard, count it, record it in State()
 };
 
+// Which cached shard goes first when the shard cache is full.
+enum class CachePolicy {
+  kNextUse,  // the one whose next use by this node is furthest (Belady)
+  kLru,      // the one used least recently by any loader of this node
+};
+
 struct DataLoaderOptions {
   // [order] Shard URLs, globs ("s3://b/train-*.tfrecord.gz", "/data/*.tfrecord",
   // "**" crosses '/'), or dataset manifests ("s3://b/train.manifest.json"),
@@ -100,6 +106,17 @@ struct DataLoaderOptions {
   int prefetch_batches = 4;           // ready batches kept queued
   int prefetch_shards = 1;            // shards opened before their turn
   Executor* executor = nullptr;       // default: DefaultExecutor()
+
+  // Local shard cache, off by default (docs/loader.md, "Shard cache"): whole
+  // shards kept on local disk, shared by every loader of the node that names
+  // the same folder, across epochs and restarts. Empty: SPOOL_CACHE_DIR, if
+  // set. Changes speed, never the records.
+  std::string cache_dir;
+  // Bytes the node's cache may hold; 0: SPOOL_CACHE_LIMIT ("200G", "512M"),
+  // else no limit but the disk's.
+  uint64_t cache_limit = 0;
+  CachePolicy cache_policy = CachePolicy::kNextUse;
+  int cache_fetch_ahead = 1;  // shards fetched into the cache ahead of their use
 };
 
 }  // namespace spool::loader

@@ -54,6 +54,7 @@ Result<std::unique_ptr<PartitionSet>> PartitionSet::Start(Config config, const L
     pipeline.workers = partitions;
     pipeline.shards = c.shards;
     pipeline.counters = c.counters;
+    pipeline.cache = c.cache;
     auto started = std::make_shared<Pipeline>(std::move(pipeline));
     started->SetPaused(paused);
     LoaderState at = state;

@@ -42,6 +42,7 @@ class PartitionSet {
     uint64_t workers = 1;
     std::shared_ptr<const std::vector<ShardInfo>> shards;  // every record count known
     std::shared_ptr<CounterBlock> counters;
+    std::shared_ptr<ShardCache> cache;  // may be null
   };
 
   // Starts this worker's partitions at `state` (its `position` is per

@@ -281,13 +281,20 @@ records::RecordReaderOptions Pipeline::ReaderOptions() const {
   return reader;
 }
 
-Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segment& range, uint64_t first_record) {
+Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segment& range, uint64_t first_record,
+                                                                    uint64_t epoch) {
   const ShardInfo& shard = (*config_.shards)[range.shard];
   records::RecordReaderOptions options = ReaderOptions();
   options.io.expected_crc32c = shard.crc32c;  // checked when this worker streams the whole shard
   // The shard is checked against what the manifest or listing said only now,
   // when this worker reads it: see CheckOpenedShard.
-  Result<std::unique_ptr<records::RecordReader>> opened = records::RecordReader::Open(*shard.store, shard.key, options);
+  Result<std::unique_ptr<records::RecordReader>> opened = NotFoundError("");
+  if (config_.cache) {  // the cached copy, when there is one (evicted meanwhile: the store)
+    if (std::optional<std::string> local = config_.cache->Acquire(range.shard, epoch, config_.worker)) {
+      opened = records::RecordReader::Open(config_.cache->store(), *local, options);
+    }
+  }
+  if (!opened.ok()) opened = records::RecordReader::Open(*shard.store, shard.key, options);
   SPOOL_RETURN_IF_ERROR(CheckOpenedShard(shard, opened.status(), opened.ok() ? (*opened)->object_size() : 0));
   std::unique_ptr<records::RecordReader> reader = std::move(opened).value();
   if (first_record > 0) {
@@ -316,7 +323,7 @@ Status Pipeline::ParseInto(Item& item, const records::RecordReader& reader) cons
 Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
   FetchResult result;
   if (!stream.reader) {
-    Result<std::unique_ptr<records::RecordReader>> reader = OpenReader(stream.range, stream.next_record);
+    Result<std::unique_ptr<records::RecordReader>> reader = OpenReader(stream.range, stream.next_record, stream.epoch);
     if (!reader.ok()) {
       result.error = reader.status();
       return result;
@@ -428,7 +435,7 @@ Result<uint64_t> Pipeline::SegmentLength(const Segment& segment, uint64_t epoch)
   if (cut) end = std::min(end.value_or(*cut), *cut);
   if (!end) {
     // Unknown count: read the shard once, records undecoded.
-    SPOOL_ASSIGN_OR_RETURN(auto reader, OpenReader(segment, 0));
+    SPOOL_ASSIGN_OR_RETURN(auto reader, OpenReader(segment, 0, epoch));
     uint64_t count = 0;
     std::string_view record;
     while (true) {
@@ -456,7 +463,7 @@ Result<std::vector<Pipeline::Item>> Pipeline::Materialize(const std::vector<Reco
     group.Submit([&, segment = segment, &positions = positions]() -> Status {
       const Segment& range = plan_[segment];
       uint64_t at = refs[positions.front()].index;
-      SPOOL_ASSIGN_OR_RETURN(auto reader, OpenReader(range, range.begin + at));
+      SPOOL_ASSIGN_OR_RETURN(auto reader, OpenReader(range, range.begin + at, epoch_));
       std::string_view dropped;
       for (size_t position : positions) {
         for (; at < refs[position].index; ++at) {  // between wanted records: read, never decode

@@ -36,6 +36,7 @@
 #include "spool/records/loader/options.h"
 #include "spool/records/loader/plan.h"
 #include "spool/records/loader/record_order.h"
+#include "spool/records/loader/shard_cache.h"
 #include "spool/records/loader/shuffle_buffer.h"
 #include "spool/records/record_reader.h"
 
@@ -62,6 +63,7 @@ class Pipeline {
     uint64_t workers = 1;
     std::shared_ptr<const std::vector<ShardInfo>> shards;
     std::shared_ptr<CounterBlock> counters;
+    std::shared_ptr<ShardCache> cache;  // null: shards are read from their store
   };
 
   explicit Pipeline(Config config);
@@ -131,7 +133,8 @@ class Pipeline {
   // Off the lock.
   void RunFetch(std::shared_ptr<Stream> stream, uint64_t reserved);
   FetchResult Fetch(Stream& stream, uint64_t reserved);
-  Result<std::unique_ptr<records::RecordReader>> OpenReader(const Segment& range, uint64_t first_record);
+  Result<std::unique_ptr<records::RecordReader>> OpenReader(const Segment& range, uint64_t first_record,
+                                                            uint64_t epoch);
   records::RecordReaderOptions ReaderOptions() const;
   Status ParseInto(Item& item, const records::RecordReader& reader) const;
   Result<uint64_t> SegmentLength(const Segment& segment, uint64_t epoch);

@@ -1,0 +1,83 @@
+"""The loader's local shard cache (cache_dir) on local files and Ceph RGW."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import spool
+import spool.torch
+
+FEATURES = {"label": "int64", "pixels": spool.Feature("float32", (4,))}
+
+
+def _write_dataset(root: str, records: int = 240, shards: int = 6) -> str:
+    with spool.ShardedWriter(f"{root}/train", shards=shards) as writer:
+        for i in range(records):
+            writer.write(spool.encode_example({"label": i, "pixels": np.full(4, i, np.float32)}))
+    return writer.manifest.url
+
+
+def _get_bytes(loader: spool.DataLoader) -> int:
+    """Bytes of GET responses (whole and ranged) the loader's store received."""
+    requests = loader.requests()
+    return sum(requests.get(op, {}).get("bytes_received", 0) for op in ("get", "ranged_get"))
+
+
+def _read(manifest: str, **options: Any) -> tuple[list[int], dict[str, Any], int]:
+    with spool.DataLoader(manifest, batch_size=16, seed=5, features=FEATURES, **options) as loader:
+        labels = [int(label) for batch in loader for label in batch["label"]]
+        return labels, loader.counters(), _get_bytes(loader)
+
+
+def test_three_epochs_fetch_each_shard_once_and_keep_the_order(root: str, tmp_path: Path) -> None:
+    manifest = _write_dataset(root)
+    plain, _, plain_one_epoch_gets = _read(manifest, epochs=1)
+    uncached, _, _ = _read(manifest, epochs=3)
+    cache = tmp_path / "cache"
+    cached, counters, gets = _read(manifest, epochs=3, cache_dir=cache)
+    assert cached == uncached  # same records, same order
+    assert plain == uncached[:len(plain)]
+    shard_bytes = counters["cache_fetched_bytes"]
+    assert shard_bytes == sum(p.stat().st_size for p in cache.iterdir() if not p.name.startswith("."))
+    assert counters["cache_hits"] + counters["cache_misses"] == 3 * 6
+    assert counters["cache_evicted_bytes"] == 0
+    if plain_one_epoch_gets:  # an S3 store counts its requests
+        # Epochs 2 and 3 sent no GET: three epochs cost what one uncached epoch does.
+        assert gets == plain_one_epoch_gets
+    # A restarted job reuses the cache: no shard is fetched again.
+    again, counters, gets = _read(manifest, epochs=1, cache_dir=cache)
+    assert again == plain
+    assert counters["cache_fetched_bytes"] == 0 and counters["cache_misses"] == 0
+    if plain_one_epoch_gets:
+        assert gets == plain_one_epoch_gets - shard_bytes  # the manifest only
+
+
+def test_streaming_dataset_workers_share_the_cache(root: str, tmp_path: Path) -> None:
+    manifest = _write_dataset(root)
+
+    def epochs(**options: Any) -> list[list[int]]:
+        dataset = spool.torch.StreamingDataset(manifest, features=FEATURES, batch_size=8, **options)
+        loader = spool.torch.DataLoader(dataset, num_workers=2)
+        return [[label for batch in loader for label in batch["label"].tolist()] for _ in range(2)]
+
+    cache = tmp_path / "cache"
+    assert epochs(cache_dir=os.fspath(cache), cache_limit=1 << 30) == epochs()
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 6
+
+
+def test_cli_lists_and_clears_the_cache(root: str, tmp_path: Path) -> None:
+    manifest = _write_dataset(root)
+    cache = tmp_path / "cache"
+    _read(manifest, epochs=1, cache_dir=cache, cache_policy="lru")
+    cli = os.environ.get("SPOOL_CLI", "spool")
+    listed = subprocess.run([cli, "cache", "ls", "--dir", os.fspath(cache)], check=True, capture_output=True,
+                            text=True).stdout
+    assert listed.strip().splitlines()[-1].startswith("6 shards")
+    subprocess.run([cli, "cache", "clear"], check=True, capture_output=True,
+                   env={**os.environ, "SPOOL_CACHE_DIR": os.fspath(cache)})
+    assert not [p for p in cache.iterdir() if not p.name.startswith(".")]
