@@ -61,12 +61,12 @@ int main(int argc, char** argv) {
   spool::cli::GlobalOptions global;
   AddGlobalOptions(app, global);
   const std::vector<spool::cli::Command> commands = {
-      spool::cli::AddLsCommand(app, global), spool::cli::AddStatCommand(app, global),
-      spool::cli::AddCatCommand(app, global), spool::cli::AddCpCommand(app, global),
-      spool::cli::AddRmCommand(app, global),   spool::cli::AddMbCommand(app, global),
-      spool::cli::AddConvertCommand(app, global), spool::cli::AddRecordsCommand(app, global),
-      spool::cli::AddCkptCommand(app, global),    spool::cli::AddSyncCommand(app, global),
-      spool::cli::AddWhoamiCommand(app, global),  spool::cli::AddDoctorCommand(app, global),
+      spool::cli::AddLsCommand(app, global),       spool::cli::AddStatCommand(app, global),
+      spool::cli::AddCatCommand(app, global),      spool::cli::AddCpCommand(app, global),
+      spool::cli::AddRmCommand(app, global),       spool::cli::AddMbCommand(app, global),
+      spool::cli::AddConvertCommand(app, global),  spool::cli::AddRecordsCommand(app, global),
+      spool::cli::AddCkptCommand(app, global),     spool::cli::AddSyncCommand(app, global),
+      spool::cli::AddWhoamiCommand(app, global),   spool::cli::AddDoctorCommand(app, global),
       spool::cli::AddGcUploadsCommand(app, global)};
   try {
     app.parse(argc, argv);
