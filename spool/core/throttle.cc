@@ -104,7 +104,7 @@ void RetryThrottle::Record(const Status& outcome) {
       limit_ = std::max(1, std::min(limit_, in_flight_) / 2);
       const double measured = MeasuredRate(now);
       const double base = rate_ > 0 && (measured <= 0 || rate_ < measured) ? rate_ : measured;
-      rate_ = std::max(kMinRate, base / 2);
+      rate_ = std::max(kMinRate, base * kRateCut);
       last_cut_ = now;
     }
   } else if (outcome.ok()) {
@@ -112,8 +112,12 @@ void RetryThrottle::Record(const Status& outcome) {
       ++limit_;
       successes_since_change_ = 0;
     }
-    // rate_ successes take about a second: kRateStep per second.
-    if (rate_ > 0) rate_ += kRateStep / rate_;
+    // rate_ successes take about a second: per second, the rate gains
+    // kRateGrowth of itself (more when calm) and kRateStep (throttle.h).
+    if (rate_ > 0) {
+      const double calm = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_cut_).count();
+      rate_ += kRateGrowth * (1 + calm / kCalmSeconds) + kRateStep / rate_;
+    }
   }
 }
 

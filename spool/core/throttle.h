@@ -23,12 +23,22 @@
 //   successful attempts in a row grow it by 1, up to kMaxConcurrency. A
 //   failed attempt that is retried keeps its slot through its backoff sleep.
 //   Concurrency alone does not bound the rate when answers are quick, so the
-//   first throttle also sets a send-rate limit: half the rate measured over
-//   the last second (at least kMinRate), halved again on each later cut and
-//   grown by kRateStep requests per second for each second of successes.
-//   N processes sharing a throttled prefix thus cut their load together and
-//   grow it back slowly, converging on the service's limit instead of
-//   exceeding it.
+//   first throttle also sets a send-rate limit: kRateCut (80%) of the rate
+//   measured over the last second (at least kMinRate), cut again so on each
+//   later cut. Each success then adds kRateGrowth * (1 + calm / kCalmSeconds)
+//   + kRateStep / rate requests per second, calm being the seconds since the
+//   last cut: per second of successes the rate grows by 5% of itself (more
+//   the longer no throttle came) plus 0.02 requests/s. Growth mostly in
+//   proportion to the rate, not by a fixed step per process: N processes
+//   sharing a throttled prefix then grow their sum by about 5% of it per
+//   second whatever N is, where the first version's fixed step of 1
+//   request/s each grew it by N requests/s every second (64 processes under
+//   a limit of 60/s were throttled again within a second of each cut, sent
+//   1.66x the GETs needed, and 7 of 64 ran out of attempts). The small fixed
+//   part lets a process cut far below its share climb back; the calm term
+//   lets a process alone recover quickly (from 500 to 1,000 requests/s in
+//   about 8 s). bench/results/throttling-scale-2026-11-26.md has the runs
+//   that chose these numbers and what they cost at 16 processes.
 //   A store never throttled is not paced at all.
 //
 // Throttled: HTTP 429 or 503, S3 SlowDown / TooManyRequests, GCS
@@ -66,8 +76,11 @@ class RetryThrottle {
   static constexpr int kSuccessRefund = 1;
   static constexpr int kMaxConcurrency = 1024;
   static constexpr std::chrono::milliseconds kCutInterval{100};
-  static constexpr double kMinRate = 0.5;   // requests per second, the rate limit's floor
-  static constexpr double kRateStep = 1.0;  // requests per second gained per second of successes
+  static constexpr double kMinRate = 0.5;      // requests per second, the rate limit's floor
+  static constexpr double kRateCut = 0.8;      // of the measured rate, kept on a throttle
+  static constexpr double kRateGrowth = 0.05;  // of the rate, gained per second of successes
+  static constexpr double kCalmSeconds = 5;    // each this long without a cut adds kRateGrowth again
+  static constexpr double kRateStep = 0.02;    // requests per second gained per second of successes
 
   // `store` names it in errors and metrics ("s3://bucket").
   explicit RetryThrottle(std::string store);
