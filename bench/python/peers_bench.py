@@ -32,6 +32,7 @@ import importlib.util
 import io
 import json
 import os
+import random
 import resource
 import shutil
 import statistics
@@ -373,9 +374,8 @@ ONE = {"streaming": one_streaming, "checkpoint": one_checkpoint, "dcp": one_dcp,
 # ---------------------------------------------------------------- preparing the data (each peer's own writer)
 
 def sample(i: int, size: int) -> bytes:
-    """A deterministic, incompressible-enough sample of `size` bytes."""
-    seed = i.to_bytes(8, "little")
-    return (seed * (size // 8 + 1))[:size - 8] + os.urandom(8)
+    """Sample i: `size` pseudo-random (incompressible) bytes, the same for every peer's writer."""
+    return random.Random(i).randbytes(size)
 
 
 def prepare_streaming(args: argparse.Namespace, name: str, records: int, size: int, shards: int) -> Dict[str, Any]:
@@ -541,7 +541,9 @@ def main() -> int:
         print(message, file=sys.stderr, flush=True)
 
     s = sizes(args)
-    results: Dict[str, Any] = {"plan": plan(args), "cpus": os.cpu_count()}
+    import spool  # the package measured: the build's, unless something earlier on sys.path shadows it
+    results: Dict[str, Any] = {"plan": plan(args), "cpus": os.cpu_count(), "spool": os.path.dirname(spool.__file__)}
+    log(f"  peers: spool from {results['spool']}")
     if "streaming" in args.cases:
         for label in ("big", "small"):
             n, size, shards = s[label]
@@ -641,7 +643,7 @@ def markdown(results: Dict[str, Any]) -> str:
                 lines.append(f"| {name} | blocked: {r['error']} |||||||")
             else:
                 lines.append(f"| {name} | {r['samples_per_s']:.0f} ({r['min']:.0f}-{r['max']:.0f}) | "
-                             f"{r['mib_per_s']:.0f} | {r['seconds']:.2f} | {r['cpu_us_per_sample']:.0f} | "
+                             f"{r['mib_per_s']:.0f} | {r['seconds']:.2f} | {r['cpu_us_per_sample']:.1f} | "
                              f"{r['cpu_seconds']:.2f} | {r['first_batch_s']:.3f} | {r['peak_rss_mib']:.0f} |")
     return "\n".join(lines)
 
