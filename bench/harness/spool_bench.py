@@ -22,6 +22,7 @@ partial runs).
 """
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -585,6 +586,51 @@ def python_case(env, args, log):
     return report
 
 
+def _peers_bench():
+    """bench/python/peers_bench.py as a module (its top level imports only the standard library)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "peers_bench.py")
+    spec = importlib.util.spec_from_file_location("peers_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def peers_args(args):
+    """peers_bench.py's sizes for this run: the issue's under --full, fewer rounds and records by default."""
+    if args.full:
+        return ["--full", "--rounds", "3"]
+    if args.quick:
+        return ["--rounds", "1", "--records-100k", "200", "--records-1k", "5000", "--state-mib", "64",
+                "--tf-records", "10000"]
+    return ["--rounds", "1", "--records-100k", "1000", "--records-1k", "20000", "--state-mib", "256",
+            "--tf-records", "50000"]
+
+
+def peers_case(env, args, log):
+    """spool's Python package beside s3torchconnector, MosaicML Streaming, WebDataset, boto3, s3fs and
+    tf.data (bench/python/peers_bench.py), with the venv and the peers scripts/bench installed into the
+    build folder (bench/python/install_peers.sh)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "peers_bench.py")
+    local = os.path.join(env.work, "peers-local")
+    shutil.rmtree(local, ignore_errors=True)
+    os.makedirs(local)
+    out = os.path.join(env.work, "peers-bench.json")
+    peers_env = dict(env.env, S3_ENDPOINT_URL=env.endpoint,
+                     PYTHONPATH=os.pathsep.join([os.path.join(env.build, "python"),
+                                                 os.path.join(env.build, "python-peers")]))
+    venv = os.environ.get("SPOOL_VENV") or os.path.join(os.path.dirname(script), "..", "..", ".venv")
+    run_checked([os.path.join(venv, "bin", "python"), script, "--s3", env.s3("peers"), "--local", local,
+                 "--s3fs-site", os.path.join(env.build, "python-s3fs"), "--json", out] + peers_args(args),
+                peers_env, "the Python peers bench")
+    shutil.rmtree(local, ignore_errors=True)
+    env.rm_prefix("peers/")
+    with open(out) as f:
+        report = json.load(f)
+    for g in report.get("goals", []):
+        log(f"  peers: {g['goal']}: {g['value']} ({'met' if g['met'] else 'missed'})")
+    return report
+
+
 def async_case(env, args, log):
     binary = os.path.join(env.build, "bench", "checkpoint", "checkpoint_bench")
     work = os.path.join(env.work, "ckpt-bench")
@@ -699,6 +745,8 @@ def evaluate(results):
             if "vs_cpp" in row and "0 workers" in name:
                 goal(f"python: {name} >= 0.9x the C++ loader's records/s", f"{row['vs_cpp']:.2f}x",
                      row["vs_cpp"] >= 0.9)
+    for g in (results.get("peers") or {}).get("goals", []):
+        goal(f"peers: {g['goal']}", g["value"], g["met"])
     a = results.get("async_checkpoint")
     if a:
         goal("async checkpoint: blocking <= 0.1x sync Save", f"{a['ratio']:.4f}x", a["ratio"] <= 0.1)
@@ -791,6 +839,10 @@ def markdown(results):
         lines += [f"| {name} | {r['median'] / MiB:.0f} | {r['min'] / MiB:.0f}-{r['max'] / MiB:.0f} | "
                   f"{r['cpu_seconds']:.1f} |" for name, r in py["checkpoint"].items()]
         lines.append("")
+    if results.get("peers"):
+        lines += ["Python peers (bench/python/peers_bench.py; each run its own process, peers alternating; "
+                  "CPU = user+sys of the run and the children it waited for):",
+                  _peers_bench().markdown(results["peers"]), ""]
     if results.get("async_checkpoint"):
         a = results["async_checkpoint"]
         lines += [f"Async checkpoint ({a['size']}, 20 files, to S3, median of {max(results['rounds'], 3)} rounds): synchronous Save blocks the loop "
@@ -818,7 +870,7 @@ def markdown(results):
 
 # ---------------------------------------------------------------- main
 
-ALL_CASES = ("object", "small", "checkpoint", "records", "loader", "async", "ranks", "gcs", "python")
+ALL_CASES = ("object", "small", "checkpoint", "records", "loader", "async", "ranks", "gcs", "python", "peers")
 
 
 def dry_run(env, args):
@@ -838,6 +890,14 @@ def dry_run(env, args):
         except (OSError, subprocess.TimeoutExpired) as e:
             ok, r = False, e
         print(f"{'ok  ' if ok else 'FAIL'} {' '.join(cmd)}")
+        failed += not ok
+    if "peers" in args.cases:
+        plan = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python",
+                                                            "peers_bench.py"), "--dry-run"] + peers_args(args),
+                              capture_output=True, text=True, timeout=60)
+        ok = plan.returncode == 0 and "peers plan: streaming" in plan.stdout
+        print(f"{'ok  ' if ok else 'FAIL'} peers_bench.py --dry-run")
+        print(plan.stdout.rstrip() or plan.stderr.rstrip())
         failed += not ok
     for peer in ("/usr/bin/aws", "rclone", "s3cmd", "curl"):
         print(f"peer {peer}: {shutil.which(peer) or 'missing (scripts/bench installs it)'}")
@@ -955,6 +1015,10 @@ def main():
     if "python" in args.cases:
         log("case: python")
         results["python"] = python_case(env, args, log)
+        save(results, args, started, done=False)
+    if "peers" in args.cases:
+        log("case: peers")
+        results["peers"] = peers_case(env, args, log)
     save(results, args, started, done=True)
     log(f"done; results in {os.path.normpath(args.results)}")
     return 0
