@@ -1,0 +1,137 @@
+"""A Spark DataFrame as TFRecord shards of ``tf.train.Example``, committed once.
+
+>>> df = spark.read.parquet("s3a://lake/events/")
+>>> manifest = spool.spark.write_records(df, "s3://bucket/train/events", compression="gzip")
+
+Each executor writes its partition straight to the store through spool (S3,
+GCS or files: the executors need spool installed and the store's
+credentials); the driver then writes ``<url>.manifest.json`` listing one
+successful attempt per partition and deletes every other attempt's file, so
+retried tasks, speculative execution and a failed job leave either no
+dataset (no manifest) or a complete one without duplicates.
+
+Column types: integers and booleans become int64_list features, floats and
+doubles float_list, strings and binary bytes_list, arrays of those lists;
+a null is an absent feature. Any other type is a :class:`TypeError` naming
+the column, raised before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Iterator, Optional, Sequence, Union
+
+try:
+    from pyspark import TaskContext
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import types as T
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError("spool.spark needs pyspark: pip install 'spool[spark]' (or pyspark>=4.0)") from error
+
+from spool import _engine_commit as engine
+from spool.records import CompressionLevel, DatasetManifest
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_INT_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType)
+_FLOAT_TYPES = (T.FloatType, T.DoubleType)
+_BYTES_TYPES = (T.StringType, T.BinaryType)
+
+
+def _kind(data_type: Any) -> Optional[str]:
+    if isinstance(data_type, _INT_TYPES):
+        return "int64"
+    if isinstance(data_type, _FLOAT_TYPES):
+        return "float"
+    if isinstance(data_type, _BYTES_TYPES):
+        return "bytes"
+    return None
+
+
+def _columns(schema: Any, features: Optional[Sequence[str]]) -> list[engine.Column]:
+    fields = {field.name: field for field in schema.fields}
+    names = list(features) if features is not None else list(fields)
+    columns = []
+    for name in names:
+        if name not in fields:
+            raise KeyError(f"features names {name!r}, which is not a column (columns: {', '.join(fields)})")
+        data_type = fields[name].dataType
+        is_list = isinstance(data_type, T.ArrayType)
+        kind = _kind(data_type.elementType if is_list else data_type)
+        if kind is None:
+            raise engine.unsupported(name, data_type.simpleString())
+        columns.append(engine.Column(name, kind, is_list))
+    return columns
+
+
+def _wait_for_attempts(spark: SparkSession, group: str, timeout: float = 120.0) -> None:
+    """Waits until no task of the job's stages runs: a speculative attempt that
+    lost may still be writing, and must be done before its file is deleted."""
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        active = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else ():
+                stage = tracker.getStageInfo(stage_id)
+                active += stage.numActiveTasks if stage else 0
+        if active == 0:
+            return
+        time.sleep(0.2)
+
+
+def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None, compression: str = "none",
+                  compression_level: CompressionLevel = "default", index: bool = True,
+                  features: Optional[Sequence[str]] = None) -> DatasetManifest:
+    """Writes ``df`` as TFRecord shards under the prefix ``url`` and commits
+    ``<url>.manifest.json``; returns the manifest.
+
+    ``shards``: the number of shards (the DataFrame is repartitioned to it);
+    left out, one per partition. ``compression``: ``"none"``, ``"zlib"`` or
+    ``"gzip"``; ``compression_level`` as for :class:`spool.RecordWriter`
+    (``"fast"`` for large conversions). ``index``: write each uncompressed
+    shard's DALI index (``<shard>.idx``) for :class:`spool.torch.RecordMapDataset`.
+    ``features``: the columns to write (default: all), in this order.
+
+    Raises :class:`TypeError` for a column without a feature type and
+    :class:`FileExistsError` when ``<url>.manifest.json`` exists, both before
+    anything is written; a failed job raises its error after deleting what it wrote.
+    """
+    prefix = os.fspath(url).rstrip("/")
+    columns = _columns(df.schema, features)
+    compression = engine.compression_name(compression)
+    level = str(compression_level)
+    engine.check_not_committed(prefix)
+    if features is not None:
+        df = df.select(*features)
+    if shards is not None:
+        if shards < 1:
+            raise ValueError("shards must be 1 or more")
+        df = df.repartition(shards)
+    job = engine.new_job()
+
+    def write_partition(partition: int, rows: Iterator[Any]) -> Iterator[engine.WrittenShard]:
+        context = TaskContext.get()
+        attempt = str(context.taskAttemptId()) if context else engine.new_job()
+        yield engine.write_shard(prefix, job, partition, attempt, columns, rows, compression, level, index)
+
+    spark = df.sparkSession
+    context = spark.sparkContext
+    group = f"spool-write-records-{job}"
+    context.setJobGroup(group, f"spool.spark.write_records to {prefix}", interruptOnCancel=True)
+    try:
+        written = df.rdd.mapPartitionsWithIndex(write_partition).collect()
+    except BaseException:
+        _wait_for_attempts(spark, group)
+        engine.discard(prefix, job)
+        raise
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+    _wait_for_attempts(spark, group)
+    return engine.commit(prefix, job, compression, columns, written)
+
+
+__all__ = ["write_records"]
