@@ -26,6 +26,9 @@ import spool.spark  # noqa: E402
 def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable  # workers run this venv's Python
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # Workers unpickle this module's UDFs by name.
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
     # local[2, 4]: two cores, a task may fail 3 times (the injected failure
     # is retried); loopback only; speculation on.
     session = (SparkSession.builder.master("local[2,4]").appName("spool-records-test")
