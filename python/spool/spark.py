@@ -9,6 +9,8 @@ credentials); the driver then writes ``<url>.manifest.json`` listing one
 successful attempt per partition and deletes every other attempt's file, so
 retried tasks, speculative execution and a failed job leave either no
 dataset (no manifest) or a complete one without duplicates.
+:func:`read_records` reads such a dataset (any dataset with a manifest) back
+into a DataFrame, one Spark task per shard.
 
 Column types: integers and booleans become int64_list features, floats and
 doubles float_list, strings and binary bytes_list, arrays of those lists;
@@ -18,7 +20,9 @@ the column, raised before anything is written.
 
 from __future__ import annotations
 
+import json
 import os
+import posixpath
 import time
 from typing import Any, Iterator, Optional, Sequence, Union
 
@@ -30,6 +34,9 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("spool.spark needs pyspark: pip install 'spool[spark]' (or pyspark>=4.0)") from error
 
 from spool import _engine_commit as engine
+from spool import _spool
+from spool.objects import open as open_object
+from spool.records import RecordReader
 from spool.records import CompressionLevel, DatasetManifest
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -134,4 +141,79 @@ def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None,
     return engine.commit(prefix, job, compression, columns, written)
 
 
-__all__ = ["write_records"]
+_KIND_TYPES = {"int64_list": T.LongType(), "float_list": T.FloatType(), "bytes_list": T.BinaryType()}
+
+
+def _manifest_url(url: str) -> str:
+    return url if url.endswith(".manifest.json") else url.rstrip("/") + ".manifest.json"
+
+
+def _schema_of(manifest: dict, schema: Any) -> Any:
+    if schema is None:
+        features = (manifest.get("schema") or {}).get("features") or []
+        if not features:
+            raise ValueError("the manifest has no schema: give read_records a schema")
+        fields = []
+        for feature in features:
+            if feature["kind"] not in _KIND_TYPES:
+                raise ValueError(f"feature {feature['name']!r} is of mixed kinds: give read_records a schema")
+            fields.append(T.StructField(feature["name"], T.ArrayType(_KIND_TYPES[feature["kind"]])))
+        return T.StructType(fields)
+    if isinstance(schema, str):
+        schema = T._parse_datatype_string(schema)
+    _columns(schema, None)  # TypeError for a type no feature maps to
+    return schema
+
+
+def _converter(data_type: Any):
+    if isinstance(data_type, T.StringType):
+        return lambda v: v.decode()
+    if isinstance(data_type, T.BooleanType):
+        return bool
+    if isinstance(data_type, _INT_TYPES):
+        return int
+    if isinstance(data_type, _FLOAT_TYPES):
+        return float
+    return bytes
+
+
+def read_records(spark: SparkSession, url: PathLike, schema: Any = None) -> DataFrame:
+    """The Examples of a dataset as a DataFrame, one row per record, read by
+    one task per shard.
+
+    ``url``: the dataset's prefix or its ``.manifest.json``. ``schema``: a
+    ``StructType`` or DDL string (``"id long, text string, ints array<long>"``)
+    with the types :func:`write_records` maps; a scalar column takes a
+    feature's first value, an array column all of them, and a missing
+    feature is null. Left out, every feature of the manifest's schema
+    becomes an array column of its kind (long, float or binary).
+    """
+    manifest_url = _manifest_url(os.fspath(url))
+    with open_object(manifest_url, "rb") as file:
+        manifest = json.loads(file.read())
+    schema = _schema_of(manifest, schema)
+    folder = posixpath.dirname(manifest_url)
+    compression = manifest.get("compression", "NONE")
+    shards = [f"{folder}/{shard['name']}" for shard in manifest.get("shards") or []]
+    fields = [(field.name, isinstance(field.dataType, T.ArrayType),
+               _converter(field.dataType.elementType if isinstance(field.dataType, T.ArrayType) else field.dataType))
+              for field in schema.fields]
+
+    def read_shard(shard_url: str) -> Iterator[tuple]:
+        with RecordReader(shard_url, compression) as reader:
+            while batch := reader.read_batch(1024):
+                for features in _spool._example_values(batch):
+                    row = []
+                    for name, is_list, convert in fields:
+                        values = features.get(name)
+                        if is_list:
+                            row.append(None if values is None else [convert(v) for v in values])
+                        else:
+                            row.append(convert(values[0]) if values else None)
+                    yield tuple(row)
+
+    rdd = spark.sparkContext.parallelize(shards, max(1, len(shards))).flatMap(read_shard)
+    return spark.createDataFrame(rdd, schema)
+
+
+__all__ = ["read_records", "write_records"]

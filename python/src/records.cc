@@ -302,8 +302,8 @@ py::dict WriteManifest(const std::string& prefix_url, const std::string& compres
     const py::tuple shard = item.cast<py::tuple>();
     const std::string key = OpenUrl(shard[0].cast<std::string>()).key;
     const std::string index_key = shard[4].is_none() ? std::string() : OpenUrl(shard[4].cast<std::string>()).key;
-    ThrowIfError(builder.AddShard(key, shard[1].cast<uint64_t>(), shard[2].cast<uint64_t>(),
-                                  shard[3].cast<uint32_t>(), index_key));
+    ThrowIfError(builder.AddShard(key, shard[1].cast<uint64_t>(), shard[2].cast<uint64_t>(), shard[3].cast<uint32_t>(),
+                                  index_key));
   }
   const records::DatasetManifest manifest = builder.Build();
   const std::string json = Unwrap(records::ManifestToJson(manifest));

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pytest
 
@@ -17,6 +19,9 @@ import spool.ray  # noqa: E402
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
+    # Workers unpickle this module's batch functions by name.
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.engines
@@ -132,3 +133,21 @@ def test_unsupported_column_is_an_error_before_anything_is_written(spark, tmp_pa
     df = spark.sql("select 1L as id, cast(1.5 as decimal(10,2)) as price")
     with pytest.raises(TypeError, match="column 'price'"):
         spool.spark.write_records(df, prefix)
+
+
+def test_read_records_gives_back_the_table(spark, parquet, tmp_path):
+    prefix = str(tmp_path / "back" / "train")
+    df = spark.read.parquet(parquet)
+    spool.spark.write_records(df, prefix, shards=2)
+    back = spool.spark.read_records(spark, prefix, schema=df.schema)
+    assert back.schema == df.schema
+    got = {row["id"]: row for row in back.collect()}
+    assert sorted(got) == list(range(data.ROWS))
+    for want in data.table().to_pylist()[:500]:
+        row = got[want["id"]].asDict()
+        for name in ("f32", "f64"):  # float_list holds float32
+            want[name] = None if want[name] is None else float(np.float32(want[name]))
+        want["floats"] = [float(np.float32(v)) for v in want["floats"]]
+        assert row == want
+    # Without a schema: the manifest's, every feature an array.
+    assert spool.spark.read_records(spark, prefix + ".manifest.json").schema["id"].dataType == T.ArrayType(T.LongType())
