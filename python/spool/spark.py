@@ -20,6 +20,7 @@ the column, raised before anything is written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import posixpath
@@ -40,6 +41,17 @@ from spool.records import RecordReader
 from spool.records import CompressionLevel, DatasetManifest
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+# What each task returns to the driver: its attempt's shard (WrittenShard).
+_RESULT_SCHEMA = "partition int, url string, records long, bytes long, crc32c long, index_url string"
+
+
+def _result_arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("partition", pa.int32()), ("url", pa.string()), ("records", pa.int64()),
+                      ("bytes", pa.int64()), ("crc32c", pa.int64()), ("index_url", pa.string())])
+
 
 _INT_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType)
 _FLOAT_TYPES = (T.FloatType, T.DoubleType)
@@ -119,17 +131,30 @@ def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None,
         df = df.repartition(shards)
     job = engine.new_job()
 
-    def write_partition(partition: int, rows: Iterator[Any]) -> Iterator[engine.WrittenShard]:
+    names = [column.name for column in columns]
+
+    def write_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        # Arrow batches: far cheaper than the rows of df.rdd (no Row objects,
+        # no pickling between the JVM and Python).
+        import pyarrow as pa
+
         context = TaskContext.get()
-        attempt = str(context.taskAttemptId()) if context else engine.new_job()
-        yield engine.write_shard(prefix, job, partition, attempt, columns, rows, compression, level, index)
+
+        def rows() -> Iterator[tuple]:
+            for batch in batches:
+                yield from zip(*(batch.column(name).to_pylist() for name in names))
+
+        shard = engine.write_shard(prefix, job, context.partitionId(), str(context.taskAttemptId()), columns,
+                                   rows(), compression, level, index)
+        yield pa.RecordBatch.from_pylist([dataclasses.asdict(shard)], schema=_result_arrow_schema())
 
     spark = df.sparkSession
     context = spark.sparkContext
     group = f"spool-write-records-{job}"
     context.setJobGroup(group, f"spool.spark.write_records to {prefix}", interruptOnCancel=True)
     try:
-        written = df.rdd.mapPartitionsWithIndex(write_partition).collect()
+        written = [engine.WrittenShard(**row.asDict())
+                   for row in df.mapInArrow(write_partition, _RESULT_SCHEMA).collect()]
     except BaseException:
         _wait_for_attempts(spark, group)
         engine.discard(prefix, job)
