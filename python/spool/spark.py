@@ -37,8 +37,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from spool import _engine_commit as engine
 from spool import _spool
 from spool.objects import open as open_object
-from spool.records import RecordReader
-from spool.records import CompressionLevel, DatasetManifest
+from spool.records import CompressionLevel, DatasetManifest, RecordReader
 
 PathLike = Union[str, "os.PathLike[str]"]
 
