@@ -90,8 +90,8 @@ def check_values_with_tensorflow(manifest: spool.DatasetManifest, rows: int = RO
     seen = 0
     for batch in data.batch(8192).map(lambda r: tf.io.parse_example(r, spec)):
         ids = batch["id"].numpy()
-        columns = {name: tf.sparse.to_dense(value, default_value=b"" if value.dtype == tf.string else 0)
-                   if isinstance(value, tf.sparse.SparseTensor) else value for name, value in batch.items()}
+        columns = {name: tf.sparse.to_dense(value, default_value=b"" if value.dtype == tf.string else 0).numpy()
+                   for name, value in batch.items() if isinstance(value, tf.sparse.SparseTensor)}
         lengths = {name: tf.math.bincount(tf.cast(value.indices[:, 0], tf.int32), minlength=len(ids)).numpy()
                    for name, value in batch.items() if isinstance(value, tf.sparse.SparseTensor)}
         for row, i in enumerate(ids):
@@ -101,7 +101,7 @@ def check_values_with_tensorflow(manifest: spool.DatasetManifest, rows: int = RO
                     assert length[row] == 0, (name, i)
                     continue
                 want = want if isinstance(want, list) else [want]
-                got = columns[name][row].numpy()[: length[row]].tolist()
+                got = columns[name][row][: length[row]].tolist()
                 if name in ("text", "words"):
                     want = [w.encode() if isinstance(w, str) else w for w in want]
                 if name in ("f32", "f64", "floats"):
