@@ -1,6 +1,7 @@
 // Feature specs, DecodeExamples, and the module functions
-// _decode_examples (spool.parse_example) and _encode_example
-// (spool.encode_example).
+// _decode_examples (spool.parse_example), _encode_example
+// (spool.encode_example) and _example_values (every feature of an Example
+// with its values, for spool.spark.read_records, which has no fixed shapes).
 #include "examples.h"
 
 #include <pybind11/numpy.h>
@@ -53,6 +54,29 @@ py::dict DecodeRecords(const std::vector<std::string>& records, const py::list& 
     }
   }
   return DecodeExamples(examples, specs);
+}
+
+// {name: list of int, float or bytes}, every feature of each record: one dict per record.
+py::list ExampleValues(const std::vector<std::string>& records) {
+  py::list out;
+  for (size_t i = 0; i < records.size(); ++i) {
+    Result<tensorflow::Example> parsed = records::ParseExample(records[i]);
+    if (!parsed.ok()) throw StatusError(DataLossError("record " + std::to_string(i) + " is not a tf.train.Example"));
+    py::dict features;
+    for (const auto& [name, feature] : parsed->features().feature()) {
+      py::list values;
+      if (feature.has_int64_list()) {
+        for (int64_t v : feature.int64_list().value()) values.append(v);
+      } else if (feature.has_float_list()) {
+        for (float v : feature.float_list().value()) values.append(static_cast<double>(v));
+      } else if (feature.has_bytes_list()) {
+        for (const std::string& v : feature.bytes_list().value()) values.append(py::bytes(v));
+      }
+      features[py::str(name)] = values;
+    }
+    out.append(features);
+  }
+  return out;
 }
 
 // One feature for _encode_example: (name, kind, values) with kind "int64",
@@ -130,6 +154,7 @@ py::dict DecodeExamples(std::span<const tensorflow::Example> examples, const std
 
 void RegisterExamples(py::module_& m) {
   m.def("_decode_examples", &DecodeRecords, py::arg("records"), py::arg("features"));
+  m.def("_example_values", &ExampleValues, py::arg("records"));
   m.def(
       "_encode_example",
       [](const py::list& features) {

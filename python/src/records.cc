@@ -1,6 +1,8 @@
-// TFRecord files for spool/records.py: RecordWriter, RecordReader and the
+// TFRecord files for spool/records.py: RecordWriter, RecordReader, the
 // ShardedWriter (shards plus "<prefix>.manifest.json", as `spool convert`
-// writes them).
+// writes them) and _write_manifest (the manifest of shards that other
+// processes wrote, as `spool records manifest` writes it, for a driver that
+// commits what its executors wrote).
 //
 // Each record call copies its bytes while holding the GIL and releases it
 // for the framing, compression and I/O. The objects are used by one Python
@@ -277,9 +279,46 @@ class ShardedWriter {
   std::unique_ptr<records::ShardedWriter> writer_;
 };
 
+// `shards`: (url, records, bytes, crc32c, index_url or None) in manifest
+// order, each in the folder of "<prefix_url>.manifest.json" or below it.
+// `schema`: (name, kind) pairs, kinds as in manifest.proto; None or empty:
+// no schema. One PUT, so the manifest appears whole or not at all.
+py::dict WriteManifest(const std::string& prefix_url, const std::string& compression, const py::list& shards,
+                       const std::optional<std::vector<std::pair<std::string, std::string>>>& schema) {
+  StoreLocation location = OpenUrl(prefix_url);
+  records::ManifestBuilder builder(records::ManifestKeyFor(location.key),
+                                   Unwrap(records::ParseCompression(compression)));
+  if (schema && !schema->empty()) {
+    records::Schema proto;
+    proto.set_message_type("tensorflow.Example");
+    for (const auto& [name, kind] : *schema) {
+      records::FeatureSchema* feature = proto.add_features();
+      feature->set_name(name);
+      feature->set_kind(kind);
+    }
+    builder.SetSchema(std::move(proto));
+  }
+  for (const py::handle item : shards) {
+    const py::tuple shard = item.cast<py::tuple>();
+    const std::string key = OpenUrl(shard[0].cast<std::string>()).key;
+    const std::string index_key = shard[4].is_none() ? std::string() : OpenUrl(shard[4].cast<std::string>()).key;
+    ThrowIfError(builder.AddShard(key, shard[1].cast<uint64_t>(), shard[2].cast<uint64_t>(), shard[3].cast<uint32_t>(),
+                                  index_key));
+  }
+  const records::DatasetManifest manifest = builder.Build();
+  const std::string json = Unwrap(records::ManifestToJson(manifest));
+  {
+    py::gil_scoped_release release;
+    ThrowIfError(WriteAll(*location.store, builder.manifest_key(), json).status());
+  }
+  return ManifestDict(*location.store, builder.manifest_key(), manifest);
+}
+
 }  // namespace
 
 void RegisterRecords(py::module_& m) {
+  m.def("_write_manifest", &WriteManifest, py::arg("prefix_url"), py::arg("compression"), py::arg("shards"),
+        py::arg("schema"));
   py::class_<RecordWriter>(m, "_RecordWriter")
       .def(py::init<const std::string&, std::optional<std::string>, const std::string&, bool>(), py::arg("url"),
            py::arg("compression"), py::arg("compression_level"), py::arg("write_index"))

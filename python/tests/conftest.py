@@ -25,6 +25,7 @@ GCS_SERVER_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "gcs" / "se
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "s3: needs the Ceph RGW of the ceph_rgw CTest fixture")
+    config.addinivalue_line("markers", "engines: runs Spark or Ray (ctest python_engines_test)")
 
 
 @pytest.fixture

@@ -25,3 +25,15 @@ def test_status_codes_map_to_builtin_exceptions() -> None:
     assert isinstance(unauthenticated, PermissionError)
     assert not isinstance(unauthenticated, FileNotFoundError)
     assert type(spool.errors._from_status("SomethingNew", "x")) is spool.Error
+
+
+def test_engine_modules_say_what_to_install_without_their_engine() -> None:
+    import subprocess
+    import sys
+
+    for module, engine, extra in (("spool.spark", "pyspark", "spool[spark]"), ("spool.ray", "ray", "spool[ray]")):
+        # sys.modules[name] = None makes `import name` fail, as when it is not installed.
+        code = (f"import sys; sys.modules[{engine!r}] = None; import spool\n"
+                f"try:\n    import {module}\nexcept ImportError as e:\n    print(e)\n")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert f"pip install '{extra}'" in result.stdout, result.stdout + result.stderr

@@ -20,7 +20,12 @@ what the samples need to run as shipped:
   it relies on Workload Identity;
 - an MPIJob passes the ranks (mpirun -x) every variable they need, mounts
   mpi-operator's SSH keys in the image user's home and runs spool-mpi-worker
-  on the workers.
+  on the workers;
+- a KubeRay RayJob has an entrypoint, and its head and worker pods pass the
+  container checks (KubeRay writes their command, so they set none); the
+  entrypoint counts as what every pod of its cluster reaches;
+- ServiceAccount, Role and RoleBinding (the RBAC a Spark driver needs to
+  start executor pods) have their names and, for the binding, a roleRef.
 
 Usage: check_k8s_manifests.py DIR   (exit 0 when all pass; one line per problem)
 """
@@ -38,6 +43,8 @@ _SPOOL_PROGRAMS = ("/usr/local/bin/spool", "/usr/local/bin/train_loop", "/usr/lo
 IMAGE_PROGRAMS = {
     "spool:latest": _SPOOL_PROGRAMS,  # target runtime
     "spool-mpi:latest": _SPOOL_PROGRAMS + ("mpirun", "/usr/local/bin/spool-mpi-worker"),  # target mpi
+    # target engines: Python with spool, pyspark and ray (not built by image_test.py).
+    "spool-engines:latest": ("/bin/sh", "spark-submit", "python", "ray", "/usr/local/bin/convert_parquet.py"),
 }
 # The image's user's ~/.ssh, where mpi-operator mounts the job's SSH keys.
 MPI_SSH_PATH = "/home/spool/.ssh"
@@ -64,6 +71,7 @@ def variables_spool_reads():
 KNOWN_VARIABLES = variables_spool_reads()
 
 POD_TEMPLATE_KINDS = {"Job"}
+RBAC_KINDS = {"ServiceAccount", "Role", "RoleBinding"}
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
 
 
@@ -123,11 +131,15 @@ def words_of(container):
     return [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
 
 
-def check_container(where, container, header, problems):
-    """Program, variable names and credentials of one container."""
+def check_container(where, container, header, problems, operator_command=False, reaches=""):
+    """Program, variable names and credentials of one container. `operator_command`:
+    an operator (KubeRay) writes its command; `reaches`: what else it runs (a RayJob's entrypoint)."""
     image = container.get("image")
     command = container.get("command") or []
-    if image in IMAGE_PROGRAMS:
+    if operator_command:
+        if command:
+            problems.append(f"{where}: container {container.get('name')} sets a command; KubeRay writes it")
+    elif image in IMAGE_PROGRAMS:
         if not command:
             problems.append(f"{where}: container {container.get('name')} sets no command (the image's "
                             f"entrypoint is the spool command)")
@@ -139,7 +151,7 @@ def check_container(where, container, header, problems):
     for name in env:
         if re.match(r"(SPOOL|AWS|GOOGLE)_", str(name)) and name not in KNOWN_VARIABLES:
             problems.append(f"{where}: {name} is not a variable spool reads")
-    text = " ".join(words_of(container))
+    text = " ".join(words_of(container)) + " " + reaches
     secrets = {(ref.get("secretRef") or {}).get("name") for ref in container.get("envFrom") or []}
     if "s3://" in text:
         if S3_SECRET not in secrets:
@@ -242,8 +254,30 @@ def check_document(where, doc, problems, header=""):
                     else:
                         check_metrics(f"{where} (MPIJob Worker)", (replicas.get("Worker") or {}).get("template"),
                                       problems, port)
+    elif kind == "RayJob":
+        check_rayjob(where, spec, header, problems)
+    elif kind in RBAC_KINDS:
+        if kind == "RoleBinding" and not (doc.get("roleRef") or {}).get("name"):
+            problems.append(f"{where}: a RoleBinding needs roleRef.name")
     else:
         problems.append(f"{where}: unexpected kind {kind!r}")
+
+
+def check_rayjob(where, spec, header, problems):
+    entrypoint = str(spec.get("entrypoint") or "")
+    if not entrypoint:
+        problems.append(f"{where}: a RayJob needs an entrypoint")
+    cluster = spec.get("rayClusterSpec") or {}
+    head = cluster.get("headGroupSpec") or {}
+    groups = [("head", head)] + [(g.get("groupName", "?"), g) for g in cluster.get("workerGroupSpecs") or []]
+    if not head:
+        problems.append(f"{where}: a RayJob needs rayClusterSpec.headGroupSpec")
+    for role, group in groups:
+        pod = (group.get("template") or {}).get("spec")
+        check_pod_spec(f"{where} (RayJob {role})", pod, problems)
+        for c in (pod or {}).get("containers") or []:
+            check_container(f"{where} (RayJob {role})", c, header, problems, operator_command=True,
+                            reaches=entrypoint)
 
 
 def main():

@@ -1,0 +1,117 @@
+"""A Ray Data Datasink that writes TFRecord shards of ``tf.train.Example``, committed once.
+
+>>> ds = ray.data.read_parquet("s3://lake/events/")
+>>> ds.write_datasink(spool.ray.RecordsDatasink("s3://bucket/train/events", compression="gzip"))
+
+Each write task writes its blocks as one shard straight to the store through
+spool, under a name of its own attempt; ``on_write_complete`` (on the
+driver, once) writes ``<url>.manifest.json`` listing one shard per task and
+deletes every other file of the write (retried tasks' attempts), and
+``on_write_failed`` deletes them all: no manifest, no shards. Column types
+map as in :mod:`spool.spark` (Arrow integers and booleans to int64_list,
+floats float_list, strings and binary bytes_list, lists of those; null: an
+absent feature); another type is a :class:`TypeError` naming the column,
+raised before that task writes anything.
+
+A datasink is used for one write; make a new one for the next.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Optional, Sequence, Union
+
+try:
+    import pyarrow as pa
+    from ray.data import Datasink
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError("spool.ray needs ray[data]: pip install 'spool[ray]' (or 'ray[data]>=2.40')") from error
+
+from spool import _engine_commit as engine
+from spool.records import CompressionLevel, DatasetManifest
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _kind(data_type: Any) -> Optional[str]:
+    if pa.types.is_integer(data_type) or pa.types.is_boolean(data_type):
+        return "int64"
+    if pa.types.is_floating(data_type):
+        return "float"
+    if (pa.types.is_string(data_type) or pa.types.is_large_string(data_type) or pa.types.is_binary(data_type)
+            or pa.types.is_large_binary(data_type)):
+        return "bytes"
+    return None
+
+
+def arrow_columns(schema: "pa.Schema", features: Optional[Sequence[str]] = None) -> list[engine.Column]:
+    """The feature of each column of an Arrow schema; TypeError for one without."""
+    names = list(features) if features is not None else schema.names
+    columns = []
+    for name in names:
+        if name not in schema.names:
+            raise KeyError(f"features names {name!r}, which is not a column (columns: {', '.join(schema.names)})")
+        data_type = schema.field(name).type
+        is_list = pa.types.is_list(data_type) or pa.types.is_large_list(data_type)
+        kind = _kind(data_type.value_type if is_list else data_type)
+        if kind is None:
+            raise engine.unsupported(name, str(data_type))
+        columns.append(engine.Column(name, kind, is_list))
+    return columns
+
+
+class RecordsDatasink(Datasink):
+    """Writes a Ray Dataset as TFRecord shards under the prefix ``url`` and
+    commits ``<url>.manifest.json`` (see the module's docstring).
+
+    ``compression``, ``compression_level``, ``index`` and ``features`` as for
+    :func:`spool.spark.write_records`. After the write, :attr:`manifest` is
+    the committed :class:`spool.DatasetManifest`.
+    """
+
+    def __init__(self, url: PathLike, *, compression: str = "none", compression_level: CompressionLevel = "default",
+                 index: bool = True, features: Optional[Sequence[str]] = None) -> None:
+        self.prefix = os.fspath(url).rstrip("/")
+        self.compression = engine.compression_name(compression)
+        self.compression_level = str(compression_level)
+        self.index = index
+        self.features = list(features) if features is not None else None
+        self.job = engine.new_job()
+        self.manifest: Optional[DatasetManifest] = None
+        self._columns: Optional[list[engine.Column]] = None
+
+    def on_write_start(self, *args: Any, **kwargs: Any) -> None:
+        engine.check_not_committed(self.prefix)
+
+    def write(self, blocks: Iterable[Any], ctx: Any) -> Optional[tuple[list[engine.Column], engine.WrittenShard]]:
+        tables = [block if isinstance(block, pa.Table) else pa.Table.from_pandas(block, preserve_index=False)
+                  for block in blocks]
+        tables = [table for table in tables if table.num_rows]
+        if not tables:
+            return None
+        columns = arrow_columns(tables[0].schema, self.features)
+        for table in tables[1:]:
+            arrow_columns(table.schema, self.features)
+
+        def rows() -> Iterable[Sequence[Any]]:
+            for table in tables:
+                for batch in table.select([c.name for c in columns]).to_batches(max_chunksize=4096):
+                    yield from zip(*(column.to_pylist() for column in batch.columns))
+
+        shard = engine.write_shard(self.prefix, self.job, ctx.task_idx, engine.new_job(), columns, rows(),
+                                   self.compression, self.compression_level, self.index)
+        return columns, shard
+
+    def on_write_complete(self, write_result: Any) -> None:
+        returns = [r for r in getattr(write_result, "write_returns", write_result) if r is not None]
+        columns = returns[0][0] if returns else []
+        self.manifest = engine.commit(self.prefix, self.job, self.compression, columns, [r[1] for r in returns])
+
+    def on_write_failed(self, error: Exception) -> None:
+        engine.discard(self.prefix, self.job)
+
+    def get_name(self) -> str:
+        return "SpoolRecords"
+
+
+__all__ = ["RecordsDatasink", "arrow_columns"]

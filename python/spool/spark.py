@@ -1,0 +1,243 @@
+"""A Spark DataFrame as TFRecord shards of ``tf.train.Example``, committed once.
+
+>>> df = spark.read.parquet("s3a://lake/events/")
+>>> manifest = spool.spark.write_records(df, "s3://bucket/train/events", compression="gzip")
+
+Each executor writes its partition straight to the store through spool (S3,
+GCS or files: the executors need spool installed and the store's
+credentials); the driver then writes ``<url>.manifest.json`` listing one
+successful attempt per partition and deletes every other attempt's file, so
+retried tasks, speculative execution and a failed job leave either no
+dataset (no manifest) or a complete one without duplicates.
+:func:`read_records` reads such a dataset (any dataset with a manifest) back
+into a DataFrame, one Spark task per shard.
+
+Column types: integers and booleans become int64_list features, floats and
+doubles float_list, strings and binary bytes_list, arrays of those lists;
+a null is an absent feature. Any other type is a :class:`TypeError` naming
+the column, raised before anything is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import posixpath
+import time
+from typing import Any, Iterator, Optional, Sequence, Union
+
+try:
+    from pyspark import TaskContext
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import types as T
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError("spool.spark needs pyspark: pip install 'spool[spark]' (or pyspark>=4.0)") from error
+
+from spool import _engine_commit as engine
+from spool import _spool
+from spool.objects import open as open_object
+from spool.records import CompressionLevel, DatasetManifest, RecordReader
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# What each task returns to the driver: its attempt's shard (WrittenShard).
+_RESULT_SCHEMA = "partition int, url string, records long, bytes long, crc32c long, index_url string"
+
+
+def _result_arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("partition", pa.int32()), ("url", pa.string()), ("records", pa.int64()),
+                      ("bytes", pa.int64()), ("crc32c", pa.int64()), ("index_url", pa.string())])
+
+
+_INT_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType)
+_FLOAT_TYPES = (T.FloatType, T.DoubleType)
+_BYTES_TYPES = (T.StringType, T.BinaryType)
+
+
+def _kind(data_type: Any) -> Optional[str]:
+    if isinstance(data_type, _INT_TYPES):
+        return "int64"
+    if isinstance(data_type, _FLOAT_TYPES):
+        return "float"
+    if isinstance(data_type, _BYTES_TYPES):
+        return "bytes"
+    return None
+
+
+def _columns(schema: Any, features: Optional[Sequence[str]]) -> list[engine.Column]:
+    fields = {field.name: field for field in schema.fields}
+    names = list(features) if features is not None else list(fields)
+    columns = []
+    for name in names:
+        if name not in fields:
+            raise KeyError(f"features names {name!r}, which is not a column (columns: {', '.join(fields)})")
+        data_type = fields[name].dataType
+        is_list = isinstance(data_type, T.ArrayType)
+        kind = _kind(data_type.elementType if is_list else data_type)
+        if kind is None:
+            raise engine.unsupported(name, data_type.simpleString())
+        columns.append(engine.Column(name, kind, is_list))
+    return columns
+
+
+def _wait_for_attempts(spark: SparkSession, group: str, timeout: float = 120.0) -> None:
+    """Waits until no task of the job's stages runs: a speculative attempt that
+    lost may still be writing, and must be done before its file is deleted."""
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        active = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else ():
+                stage = tracker.getStageInfo(stage_id)
+                active += stage.numActiveTasks if stage else 0
+        if active == 0:
+            return
+        time.sleep(0.2)
+
+
+def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None, compression: str = "none",
+                  compression_level: CompressionLevel = "default", index: bool = True,
+                  features: Optional[Sequence[str]] = None) -> DatasetManifest:
+    """Writes ``df`` as TFRecord shards under the prefix ``url`` and commits
+    ``<url>.manifest.json``; returns the manifest.
+
+    ``shards``: the number of shards (the DataFrame is repartitioned to it);
+    left out, one per partition. ``compression``: ``"none"``, ``"zlib"`` or
+    ``"gzip"``; ``compression_level`` as for :class:`spool.RecordWriter`
+    (``"fast"`` for large conversions). ``index``: write each uncompressed
+    shard's DALI index (``<shard>.idx``) for :class:`spool.torch.RecordMapDataset`.
+    ``features``: the columns to write (default: all), in this order.
+
+    Raises :class:`TypeError` for a column without a feature type and
+    :class:`FileExistsError` when ``<url>.manifest.json`` exists, both before
+    anything is written; a failed job raises its error after deleting what it wrote.
+    """
+    prefix = os.fspath(url).rstrip("/")
+    columns = _columns(df.schema, features)
+    compression = engine.compression_name(compression)
+    level = str(compression_level)
+    engine.check_not_committed(prefix)
+    if features is not None:
+        df = df.select(*features)
+    if shards is not None:
+        if shards < 1:
+            raise ValueError("shards must be 1 or more")
+        df = df.repartition(shards)
+    job = engine.new_job()
+
+    names = [column.name for column in columns]
+
+    def write_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        # Arrow batches: far cheaper than the rows of df.rdd (no Row objects,
+        # no pickling between the JVM and Python).
+        import pyarrow as pa
+
+        context = TaskContext.get()
+
+        def rows() -> Iterator[tuple]:
+            for batch in batches:
+                yield from zip(*(batch.column(name).to_pylist() for name in names))
+
+        shard = engine.write_shard(prefix, job, context.partitionId(), str(context.taskAttemptId()), columns,
+                                   rows(), compression, level, index)
+        yield pa.RecordBatch.from_pylist([dataclasses.asdict(shard)], schema=_result_arrow_schema())
+
+    spark = df.sparkSession
+    context = spark.sparkContext
+    group = f"spool-write-records-{job}"
+    context.setJobGroup(group, f"spool.spark.write_records to {prefix}", interruptOnCancel=True)
+    try:
+        written = [engine.WrittenShard(**row.asDict())
+                   for row in df.mapInArrow(write_partition, _RESULT_SCHEMA).collect()]
+    except BaseException:
+        _wait_for_attempts(spark, group)
+        engine.discard(prefix, job)
+        raise
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+    _wait_for_attempts(spark, group)
+    return engine.commit(prefix, job, compression, columns, written)
+
+
+_KIND_TYPES = {"int64_list": T.LongType(), "float_list": T.FloatType(), "bytes_list": T.BinaryType()}
+
+
+def _manifest_url(url: str) -> str:
+    return url if url.endswith(".manifest.json") else url.rstrip("/") + ".manifest.json"
+
+
+def _schema_of(manifest: dict, schema: Any) -> Any:
+    if schema is None:
+        features = (manifest.get("schema") or {}).get("features") or []
+        if not features:
+            raise ValueError("the manifest has no schema: give read_records a schema")
+        fields = []
+        for feature in features:
+            if feature["kind"] not in _KIND_TYPES:
+                raise ValueError(f"feature {feature['name']!r} is of mixed kinds: give read_records a schema")
+            fields.append(T.StructField(feature["name"], T.ArrayType(_KIND_TYPES[feature["kind"]])))
+        return T.StructType(fields)
+    if isinstance(schema, str):
+        schema = T._parse_datatype_string(schema)
+    _columns(schema, None)  # TypeError for a type no feature maps to
+    return schema
+
+
+def _converter(data_type: Any):
+    if isinstance(data_type, T.StringType):
+        return lambda v: v.decode()
+    if isinstance(data_type, T.BooleanType):
+        return bool
+    if isinstance(data_type, _INT_TYPES):
+        return int
+    if isinstance(data_type, _FLOAT_TYPES):
+        return float
+    return bytes
+
+
+def read_records(spark: SparkSession, url: PathLike, schema: Any = None) -> DataFrame:
+    """The Examples of a dataset as a DataFrame, one row per record, read by
+    one task per shard.
+
+    ``url``: the dataset's prefix or its ``.manifest.json``. ``schema``: a
+    ``StructType`` or DDL string (``"id long, text string, ints array<long>"``)
+    with the types :func:`write_records` maps; a scalar column takes a
+    feature's first value, an array column all of them, and a missing
+    feature is null. Left out, every feature of the manifest's schema
+    becomes an array column of its kind (long, float or binary).
+    """
+    manifest_url = _manifest_url(os.fspath(url))
+    with open_object(manifest_url, "rb") as file:
+        manifest = json.loads(file.read())
+    schema = _schema_of(manifest, schema)
+    folder = posixpath.dirname(manifest_url)
+    compression = manifest.get("compression", "NONE")
+    shards = [f"{folder}/{shard['name']}" for shard in manifest.get("shards") or []]
+    fields = [(field.name, isinstance(field.dataType, T.ArrayType),
+               _converter(field.dataType.elementType if isinstance(field.dataType, T.ArrayType) else field.dataType))
+              for field in schema.fields]
+
+    def read_shard(shard_url: str) -> Iterator[tuple]:
+        with RecordReader(shard_url, compression) as reader:
+            while batch := reader.read_batch(1024):
+                for features in _spool._example_values(batch):
+                    row = []
+                    for name, is_list, convert in fields:
+                        values = features.get(name)
+                        if is_list:
+                            row.append(None if values is None else [convert(v) for v in values])
+                        else:
+                            row.append(convert(values[0]) if values else None)
+                    yield tuple(row)
+
+    rdd = spark.sparkContext.parallelize(shards, max(1, len(shards))).flatMap(read_shard)
+    return spark.createDataFrame(rdd, schema)
+
+
+__all__ = ["read_records", "write_records"]

@@ -1,0 +1,93 @@
+"""spool.ray.RecordsDatasink: Parquet -> Ray Data (local) -> TFRecord shards, committed once."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+pytestmark = pytest.mark.engines
+
+import engines_data as data  # noqa: E402
+
+import spool  # noqa: E402
+
+ray = pytest.importorskip("ray")
+import spool.ray  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    # Workers unpickle this module's batch functions by name.
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory) -> str:
+    return data.write_parquet(str(tmp_path_factory.mktemp("parquet")))
+
+
+def test_parquet_to_shards_every_row_once_with_its_values(parquet, root):
+    prefix = f"{root}/ray/train"
+    sink = spool.ray.RecordsDatasink(prefix)
+    ray.data.read_parquet(parquet).repartition(3).write_datasink(sink)
+    manifest = sink.manifest
+    assert manifest is not None and len(manifest.shards) >= 1
+    data.check_exactly_once(manifest)
+    data.check_no_leftovers(manifest, prefix)
+    if not prefix.startswith("s3://"):
+        data.check_values_with_tensorflow(manifest)
+
+
+class _FailFirstAttempt:
+    """Fails the first time it sees row 999 (a marker file says it did)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        import os
+
+        if 999 in batch["id"].to_pylist() and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            raise RuntimeError("injected failure of a first attempt")
+        return batch
+
+
+def test_retried_task_leaves_each_row_once(parquet, root, tmp_path):
+    prefix = f"{root}/ray-retried/train"
+    sink = spool.ray.RecordsDatasink(prefix, compression="gzip", compression_level="fast")
+    ds = ray.data.read_parquet(parquet).repartition(3).map_batches(
+        _FailFirstAttempt(str(tmp_path / "failed-once")), batch_format="pyarrow", max_retries=3,
+        retry_exceptions=True)
+    ds.write_datasink(sink)
+    data.check_exactly_once(sink.manifest)
+    data.check_no_leftovers(sink.manifest, prefix)
+
+
+def test_failed_write_leaves_nothing(parquet, root):
+    prefix = f"{root}/ray-failed/train"
+
+    def fail(batch):
+        if 999 in batch["id"].to_pylist():
+            raise RuntimeError("injected failure of every attempt")
+        return batch
+
+    ds = ray.data.read_parquet(parquet).repartition(3).map_batches(fail, batch_format="pyarrow")
+    with pytest.raises(Exception, match="injected failure of every attempt"):
+        ds.write_datasink(spool.ray.RecordsDatasink(prefix))
+    assert data.files_under(prefix) == []
+
+
+def test_unsupported_column_is_an_error_and_leaves_nothing(tmp_path):
+    prefix = str(tmp_path / "bad" / "train")
+    ds = ray.data.from_arrow(pa.table({"id": [1, 2], "when": pa.array([1, 2], pa.timestamp("s"))}))
+    with pytest.raises(Exception, match="column 'when' has type timestamp"):
+        ds.write_datasink(spool.ray.RecordsDatasink(prefix))
+    assert not (tmp_path / "bad").exists() or data.files_under(prefix) == []
