@@ -38,7 +38,13 @@ DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::sh
       worker_(std::move(worker)),
       shards_(std::move(shards)),
       fingerprint_(std::move(fingerprint)),
-      counters_(std::make_shared<CounterBlock>()) {}
+      counters_(std::make_shared<CounterBlock>()) {
+  // Blocks the size of a fetch task's output, so one fetch fills about one
+  // block; an eighth of the budget (at least four blocks) kept idle covers
+  // the churn between batches taken and blocks refilled.
+  const size_t block = static_cast<size_t>(std::clamp<uint64_t>(options_.fetch_chunk, 64 << 10, 4 << 20));
+  counters_->pool = std::make_shared<RecordPool>(block, std::max<uint64_t>(options_.memory_budget / 8, 4 * block));
+}
 
 DataLoader::~DataLoader() { Close(); }
 
@@ -279,8 +285,14 @@ LoaderCounters DataLoader::Counters() const {
   out.budget_overruns = c.budget_overruns.load();
   out.memory_budget = options_.memory_budget;
   out.next_wait = c.next_wait.Snapshot();
+  const RecordPoolStats pool = c.pool->stats();
+  out.record_blocks_made = pool.blocks_made;
+  out.record_bytes_live = pool.bytes_live;
+  out.record_bytes_idle = pool.bytes_idle;
   return out;
 }
+
+std::shared_ptr<const RecordPool> DataLoader::record_pool() const { return counters_->pool; }
 
 RequestCounts DataLoader::Requests() const { return counters_->requests->Snapshot(); }
 

@@ -10,8 +10,8 @@
 namespace spool::loader {
 namespace {
 
-// What one buffered record costs beyond its payload (string and queue
-// bookkeeping), so that budgets hold for tiny records too.
+// What one buffered record costs beyond its payload (its view, block
+// reference and queue bookkeeping), so that budgets hold for tiny records too.
 constexpr uint64_t kItemOverhead = 64;
 
 void AtomicMax(std::atomic<uint64_t>& target, uint64_t value) {
@@ -303,7 +303,7 @@ Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segmen
 
 Status Pipeline::ParseInto(Item& item, const records::RecordReader& reader) const {
   if (!options_.parse_examples) return OkStatus();
-  Result<tensorflow::Example> example = records::ParseExample(item.record);
+  Result<tensorflow::Example> example = records::ParseExample(item.record.bytes);
   if (!example.ok()) {
     return DataLossError(reader.url() + ": the record at offset " + std::to_string(reader.record_offset()) +
                          " is not a tf.train.Example (" + example.status().message() +
@@ -325,6 +325,8 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
     ++open_readers_;
   }
   records::RecordReader& reader = *stream.reader;
+  if (!stream.writer) stream.writer.emplace(config_.counters->pool.get());
+  RecordWriter& writer = *stream.writer;
   const uint64_t fetched_before = reader.stats().object_bytes;
   while (result.bytes < reserved && !stopping_.load(std::memory_order_relaxed)) {
     if (cancel_.cancelled()) {  // a few atomic loads per record; the message only when it happens
@@ -336,7 +338,8 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
       break;
     }
     Item item;
-    Result<bool> more = reader.Next(&item.record);
+    std::string_view view;
+    Result<bool> more = reader.Next(&view);
     if (!more.ok()) {
       result.error = more.status();
       break;
@@ -353,6 +356,8 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
       }
       break;
     }
+    // The one copy: from the reader's chunk into the pool's block.
+    item.record = writer.Copy(view);
     if (Status parsed = ParseInto(item, reader); !parsed.ok()) {
       result.error = parsed;
       break;
@@ -398,6 +403,8 @@ void Pipeline::RunFetch(std::shared_ptr<Stream> stream, uint64_t reserved) {
       if (result.cut_at) RecordCutLocked(*stream, *result.cut_at);
       if (result.end) stream->ended = true;
     }
+    // A finished stream's partly filled block goes back once its records do.
+    if (stream->ended) stream->writer.reset();
     if (stream->ended && stream->reader) {
       finished_reader = std::move(stream->reader);
       --open_readers_;
@@ -458,14 +465,17 @@ Result<std::vector<Pipeline::Item>> Pipeline::Materialize(const std::vector<Reco
       uint64_t at = refs[positions.front()].index;
       SPOOL_ASSIGN_OR_RETURN(auto reader, OpenReader(range, range.begin + at));
       std::string_view dropped;
+      RecordWriter writer(config_.counters->pool.get());
       for (size_t position : positions) {
         for (; at < refs[position].index; ++at) {  // between wanted records: read, never decode
           SPOOL_ASSIGN_OR_RETURN(bool more, reader->Next(&dropped));
           if (!more) return DataLossError(reader->url() + " ended early while resuming; the shard changed");
         }
         Item& item = items[position];
-        SPOOL_ASSIGN_OR_RETURN(bool more, reader->Next(&item.record));
+        std::string_view view;
+        SPOOL_ASSIGN_OR_RETURN(bool more, reader->Next(&view));
         if (!more) return DataLossError(reader->url() + " ended early while resuming; the shard changed");
+        item.record = writer.Copy(view);
         ++at;
         SPOOL_RETURN_IF_ERROR(ParseInto(item, *reader));
         item.bytes = item.record.size() + kItemOverhead +

@@ -41,8 +41,10 @@
 
 namespace spool::loader {
 
-// Counters that outlive a pipeline (a Resume starts a new one).
+// Counters that outlive a pipeline (a Resume starts a new one), and the
+// record pool every pipeline of the loader fills.
 struct CounterBlock {
+  std::shared_ptr<RecordPool> pool;
   std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
   // Where the loader's stores count their requests, and their value at Open
   // (DataLoader::Open sets both before the first pipeline starts).
@@ -84,7 +86,7 @@ class Pipeline {
 
  private:
   struct Item {
-    std::string record;
+    PooledRecord record;  // a view of a pooled block
     std::optional<tensorflow::Example> example;
     uint64_t bytes = 0;  // what it counts against the budget
   };
@@ -100,6 +102,7 @@ class Pipeline {
     Segment range;                   // end includes this epoch's known truncation
     uint64_t next_record = 0;        // shard record index of the next fetch
     std::unique_ptr<records::RecordReader> reader;  // used by the fetch task in flight only
+    std::optional<RecordWriter> writer;             // likewise: fills the pool's blocks
     std::deque<Item> queue;
     uint64_t queued_bytes = 0;
     bool fetching = false;
