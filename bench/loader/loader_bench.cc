@@ -4,7 +4,7 @@
 //   loader_bench [--s3 s3://bucket/prefix] --local /tmp/dir [--records 4096]
 //                [--record-bytes 102400] [--shards 16] [--budget 256MiB]
 //                [--interleave 4] [--read-ahead 16MiB] [--passes 3] [--keep]
-//                [--scaling K1,K2,...]
+//                [--epochs 1] [--scaling K1,K2,...]
 //
 // Beside the loader, on the same local shards and in the same run, all
 // wall-clock (best of `passes`): plain read() of each shard file into one
@@ -18,7 +18,9 @@
 // not grow with the records read. --scaling runs K processes at once (each
 // its own loader, then each its own plain read(), over the same page-cached
 // local shards) for each K given ("nproc" is the machine's core count), and
-// reports aggregate MB/s of both.
+// reports aggregate MB/s of both. With --epochs N > 1 each loader pass runs
+// N epochs and the counts are also given for epochs 2..N alone: the steady
+// state, without the loader's start.
 //
 // The S3 endpoint and keys come from the AWS_* environment (see
 // bench/loader/run.sh). Each source is read `passes` times and the best
@@ -96,6 +98,7 @@ struct Args {
   int shards = 16;
   uint64_t budget = 256ull << 20;
   int passes = 3;
+  int epochs = 1;  // per pass; with more, epochs after the first are the steady state
   int interleave = 4;
   uint64_t read_ahead = 16ull << 20;
   bool keep = false;
@@ -106,7 +109,7 @@ struct Args {
   std::fprintf(stderr,
                "loader_bench: %s\nusage: loader_bench [--s3 s3://bucket/prefix] --local /dir [--records N] "
                "[--record-bytes N] [--shards N] [--budget SIZE] [--interleave N] [--read-ahead SIZE] [--passes N] "
-               "[--keep] [--scaling 1,2,nproc]\n",
+               "[--epochs N] [--keep] [--scaling 1,2,nproc]\n",
                why);
   std::exit(2);
 }
@@ -134,6 +137,7 @@ Args Parse(int argc, char** argv) {
       args.read_ahead = *bytes;
     } else if (flag == "--passes") args.passes = std::stoi(value());
     else if (flag == "--interleave") args.interleave = std::stoi(value());
+    else if (flag == "--epochs") args.epochs = std::stoi(value());
     else if (flag == "--keep") args.keep = true;
     else if (flag == "--scaling") {
       std::string list = value();
@@ -208,6 +212,10 @@ struct PassResult {
   double wait_seconds = 0;
   uint64_t allocations = 0;  // heap allocations during the pass (Open and Close included)
   uint64_t minor_faults = 0;
+  // From the first batch of the second epoch on (when epochs > 1).
+  uint64_t steady_bytes = 0;
+  uint64_t steady_allocations = 0;
+  uint64_t steady_minor_faults = 0;
 };
 
 PassResult ReadOnce(const Args& args, const std::string& manifest) {
@@ -220,18 +228,30 @@ PassResult ReadOnce(const Args& args, const std::string& manifest) {
   options.memory_budget = args.budget;
   options.read_ahead = args.read_ahead;
   options.fetch_chunk = 2ull << 20;
+  options.epochs = static_cast<uint64_t>(args.epochs);
   const uint64_t allocations_before = g_allocations.load();
   const uint64_t faults_before = MinorFaults();
   const auto start = std::chrono::steady_clock::now();
   auto loader = spool::loader::DataLoader::Open(options);
   Check(loader.status(), "open loader");
   PassResult result;
+  uint64_t steady_allocations = 0, steady_faults = 0, steady_bytes = 0;
   while (true) {
     auto batch = (*loader)->Next();
     Check(batch.status(), "next");
     if (!*batch) break;
+    if ((*batch)->epoch == 1 && steady_allocations == 0) {
+      steady_allocations = g_allocations.load();
+      steady_faults = MinorFaults();
+      steady_bytes = result.bytes;
+    }
     for (std::string_view record : (*batch)->records) result.bytes += record.size();
     result.records += (*batch)->records.size();
+  }
+  if (steady_allocations != 0) {
+    result.steady_allocations = g_allocations.load() - steady_allocations;
+    result.steady_minor_faults = MinorFaults() - steady_faults;
+    result.steady_bytes = result.bytes - steady_bytes;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.allocations = g_allocations.load() - allocations_before;
@@ -346,9 +366,10 @@ SourceResult Measure(const Args& args, const std::string& name, const std::strin
   SourceResult out;
   for (int pass = 0; pass < args.passes; ++pass) {
     PassResult r = ReadOnce(args, manifest);
-    if (r.records != args.records) {
+    if (r.records != args.records * static_cast<uint64_t>(args.epochs)) {
       std::fprintf(stderr, "loader_bench: %s delivered %llu records, expected %llu\n", name.c_str(),
-                   static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(args.records));
+                   static_cast<unsigned long long>(r.records),
+                   static_cast<unsigned long long>(args.records * static_cast<uint64_t>(args.epochs)));
       std::exit(1);
     }
     const double gb = r.bytes / 1e9;
@@ -356,6 +377,11 @@ SourceResult Measure(const Args& args, const std::string& name, const std::strin
                 "allocations, %.0f page faults)\n",
                 name.c_str(), pass + 1, r.records / r.seconds, r.bytes / r.seconds / 1e6, r.wait_seconds,
                 spool::FormatBytes(r.peak_buffered).c_str(), r.allocations / gb, r.minor_faults / gb);
+    if (r.steady_bytes > 0) {
+      const double steady_gb = r.steady_bytes / 1e9;
+      std::printf("         steady state (epochs 2..%d): per GB %.0f allocations, %.0f page faults\n", args.epochs,
+                  r.steady_allocations / steady_gb, r.steady_minor_faults / steady_gb);
+    }
     if (out.best.seconds == 0 || r.seconds < out.best.seconds) out.best = r;
   }
   out.peak_rss_kib = ReadStatusKiB("VmHWM:");

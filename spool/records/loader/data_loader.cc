@@ -39,11 +39,14 @@ DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::sh
       shards_(std::move(shards)),
       fingerprint_(std::move(fingerprint)),
       counters_(std::make_shared<CounterBlock>()) {
-  // Blocks the size of a fetch task's output, so one fetch fills about one
-  // block; an eighth of the budget (at least four blocks) kept idle covers
-  // the churn between batches taken and blocks refilled.
-  const size_t block = static_cast<size_t>(std::clamp<uint64_t>(options_.fetch_chunk, 64 << 10, 4 << 20));
-  counters_->pool = std::make_shared<RecordPool>(block, std::max<uint64_t>(options_.memory_budget / 8, 4 * block));
+  // Blocks of a quarter of a fetch (64 KiB to 1 MiB): small enough that the
+  // partly filled block of each open shard and a shuffle buffer's stragglers
+  // pin little, large enough for many small records. Idle blocks may fill
+  // the budget: the loader's reads are bounded by it (pinned blocks count),
+  // so the pool never holds more than the most that was live, and in steady
+  // state every block is a reused one (no new pages, no allocation).
+  const size_t block = static_cast<size_t>(std::clamp<uint64_t>(options_.fetch_chunk / 4, 64 << 10, 1 << 20));
+  counters_->pool = std::make_shared<RecordPool>(block, std::max<uint64_t>(options_.memory_budget, 4 * block));
 }
 
 DataLoader::~DataLoader() { Close(); }

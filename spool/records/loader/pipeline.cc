@@ -133,8 +133,14 @@ void Pipeline::AccountLocked(int64_t delta) {
   AtomicMax(config_.counters->peak_buffered, buffered_bytes_locked());
 }
 
+uint64_t Pipeline::held_locked() const {
+  // The records' own bytes, or the pool's blocks they and the caller's
+  // batches pin, whichever is more (record_pool.h).
+  return std::max(in_use_, config_.counters->pool->bytes_live());
+}
+
 uint64_t Pipeline::buffered_bytes_locked() const {
-  return in_use_ + read_ahead_budget_->in_use() + static_cast<uint64_t>(open_readers_.load()) * 2 * reader_chunk_;
+  return held_locked() + read_ahead_budget_->in_use() + static_cast<uint64_t>(open_readers_.load()) * 2 * reader_chunk_;
 }
 
 uint64_t Pipeline::buffered_bytes() const {
@@ -249,7 +255,7 @@ void Pipeline::AdmitFetchesLocked() {
     const bool urgent = waiting_for_ == segment && stream->queue.empty();
     // A chunk of room stays free for the stream the assembler waits on, so
     // read-ahead of other shards never starves it.
-    const bool fits = in_use_ + chunk + (urgent ? 0 : chunk) <= capacity_;
+    const bool fits = held_locked() + chunk + (urgent ? 0 : chunk) <= capacity_;
     if (!fits) {
       // Over budget with nothing else able to free memory (no batch to take,
       // no fetch to finish): let the needed chunk through rather than stall.

@@ -127,6 +127,7 @@ class Pipeline {
   std::shared_ptr<Stream> StreamLocked(size_t segment);
   void AccountLocked(int64_t delta);
   uint64_t buffered_bytes_locked() const;
+  uint64_t held_locked() const;
   uint64_t ShuffleSeed(uint64_t epoch) const;
   void RecordCutLocked(Stream& stream, uint64_t cut_at);
   std::optional<uint64_t> CutFor(uint64_t epoch, uint32_t shard) const;
@@ -176,7 +177,7 @@ class Pipeline {
   uint64_t batch_bytes_ = 0;
   std::deque<ReadyBatch> ready_;
   int fetches_in_flight_ = 0;
-  uint64_t in_use_ = 0;  // decoded bytes held: queues, shuffle buffer, batches
+  uint64_t in_use_ = 0;  // decoded bytes held: queues, shuffle buffer, batches (see held_locked)
   // kSkip cuts: epoch -> shard -> records readable.
   std::map<uint64_t, std::map<uint32_t, uint64_t>> cuts_;
 

@@ -18,15 +18,17 @@
 // back to the free list (while the pool keeps fewer than max_idle_bytes
 // idle) or is freed.
 //
-// Memory: a reference pins its whole block. The loader counts each record's
-// payload against its memory budget, so the blocks pinned beyond that are
-// at most one partly used block per held record; records are written in the
-// order they are read, so a batch or a shuffle buffer mostly pins blocks
-// shared by its neighbours. Taking a block never waits: the pool makes a new
-// one when its free list is empty (it grows, it cannot deadlock a shuffle
-// buffer that pins many blocks); the loader's budget is what stops reading.
-// Records larger than a block get a block of their own size, freed rather
-// than kept when released.
+// Memory: a reference pins its whole block, so a shuffle buffer whose
+// records each come from a different block pins a block per record. Taking
+// a block never waits: the pool makes a new one when its free list is empty
+// (it grows; it cannot deadlock a shuffle buffer that pins many blocks).
+// What bounds it is the loader: it counts the bytes of the blocks referenced
+// now (bytes_live: pinned by its queues, shuffle buffer and batches, and by
+// batches the caller still holds) against its memory budget, and stops
+// reading while they fill it (pipeline.cc, AdmitFetchesLocked), so pinned
+// blocks slow reading down rather than grow memory past the budget. Records
+// larger than a block get a block of their own (their size rounded up to
+// pages), pooled like the others so that equal large records reuse them.
 //
 // Threading: Take, the writer's Copy (one writer per thread) and copying or
 // dropping references are thread-safe. Fork: references made before a fork
@@ -96,8 +98,9 @@ class RecordPool {
   RecordPool(const RecordPool&) = delete;
   RecordPool& operator=(const RecordPool&) = delete;
 
-  // A block of at least `min_size` bytes (block_size unless larger): an idle
-  // one when there is one, else a new one. Contents unspecified.
+  // A block of at least `min_size` bytes (block_size, or min_size rounded up
+  // to pages when larger): an idle one when there is one of that size class,
+  // else a new one. Contents unspecified.
   BlockRef Take(size_t min_size);
   // The writable bytes and size of a block this pool made.
   static char* data(const BlockRef& block);
@@ -105,6 +108,7 @@ class RecordPool {
 
   size_t block_size() const { return block_size_; }
   RecordPoolStats stats() const;
+  uint64_t bytes_live() const;  // stats().bytes_live, lock-free
 
  private:
   const size_t block_size_;
