@@ -176,7 +176,8 @@ void Pipeline::AssembleLocked() {
     if (!options_.deterministic) {
       // Sloppy mode: rather than wait, take from any open segment that has
       // records ready (every record is still delivered exactly once).
-      for (size_t other : schedule_->Active()) {
+      schedule_->ActiveInto(&sloppy_window_);
+      for (size_t other : sloppy_window_) {
         auto found = streams_.find(other);
         if (found == streams_.end() || found->second->queue.empty()) continue;
         Stream& ready = *found->second;
@@ -244,7 +245,10 @@ void Pipeline::AdmitFetchesLocked() {
     error_ = CancelledError("the data loader's work was cancelled by its caller");
     return;
   }
-  std::vector<size_t> window = schedule_->Active();
+  // A member reused from call to call: the assembler runs this for every
+  // batch, and the loader makes no allocation per record or batch here.
+  std::vector<size_t>& window = window_;
+  schedule_->ActiveInto(&window);
   const size_t prefetch_end =
       std::min(plan_.size(), schedule_->opened() + static_cast<size_t>(std::max(options_.prefetch_shards, 0)));
   for (size_t segment = schedule_->opened(); segment < prefetch_end; ++segment) window.push_back(segment);
@@ -321,6 +325,8 @@ Status Pipeline::ParseInto(Item& item, const records::RecordReader& reader) cons
 
 Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
   FetchResult result;
+  result.items = std::move(stream.spare_items);  // its capacity, from the last fetch
+  result.items.clear();
   if (!stream.reader) {
     Result<std::unique_ptr<records::RecordReader>> reader = OpenReader(stream.range, stream.next_record);
     if (!reader.ok()) {
@@ -397,6 +403,8 @@ void Pipeline::RunFetch(std::shared_ptr<Stream> stream, uint64_t reserved) {
         stream->queued_bytes += item.bytes;
         stream->queue.push_back(std::move(item));
       }
+      result.items.clear();
+      stream->spare_items = std::move(result.items);
       if (!result.error.ok()) {
         if (options_.bad_shard_policy == BadShardPolicy::kSkip && result.error.code() != StatusCode::kCancelled) {
           log::Write(log::Level::kInfo, "loader", "skipping the rest of a bad shard: " + result.error.ToString());

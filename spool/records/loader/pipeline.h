@@ -103,6 +103,7 @@ class Pipeline {
     uint64_t next_record = 0;        // shard record index of the next fetch
     std::unique_ptr<records::RecordReader> reader;  // used by the fetch task in flight only
     std::optional<RecordWriter> writer;             // likewise: fills the pool's blocks
+    std::vector<Item> spare_items;                  // the last fetch's vector, kept for its capacity
     std::deque<Item> queue;
     uint64_t queued_bytes = 0;
     bool fetching = false;
@@ -173,6 +174,7 @@ class Pipeline {
   uint64_t epoch_records_ = 0;  // records assembled in epoch_
   std::map<size_t, std::shared_ptr<Stream>> streams_;
   std::optional<size_t> waiting_for_;  // the segment the assembler waits on
+  std::vector<size_t> window_, sloppy_window_;  // scratch of AdmitFetchesLocked and the assembler
   std::vector<Item> batch_;
   uint64_t batch_bytes_ = 0;
   std::deque<ReadyBatch> ready_;
