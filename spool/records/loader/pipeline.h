@@ -41,6 +41,33 @@
 
 namespace spool::loader {
 
+// A FIFO that keeps its storage: std::deque frees and allocates a node every
+// few items, and the loader makes no allocation per record. Items taken are
+// reset at once (a record's block returns as soon as the record moves on);
+// the taken front is dropped when it is half the vector, so the storage
+// stays within twice the most items queued. Not thread-safe.
+template <typename T>
+class ReusedQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  T& front() { return items_[head_]; }
+  void push_back(T item) { items_.push_back(std::move(item)); }
+  void pop_front() {
+    items_[head_++] = T();
+    if (head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ * 2 >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<T> items_;
+  size_t head_ = 0;
+};
+
 // Counters that outlive a pipeline (a Resume starts a new one), and the
 // record pool every pipeline of the loader fills.
 struct CounterBlock {
@@ -104,7 +131,7 @@ class Pipeline {
     std::unique_ptr<records::RecordReader> reader;  // used by the fetch task in flight only
     std::optional<RecordWriter> writer;             // likewise: fills the pool's blocks
     std::vector<Item> spare_items;                  // the last fetch's vector, kept for its capacity
-    std::deque<Item> queue;
+    ReusedQueue<Item> queue;
     uint64_t queued_bytes = 0;
     bool fetching = false;
     bool ended = false;
