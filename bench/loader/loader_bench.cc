@@ -137,7 +137,8 @@ Args Parse(int argc, char** argv) {
       args.read_ahead = *bytes;
     } else if (flag == "--passes") args.passes = std::stoi(value());
     else if (flag == "--interleave") args.interleave = std::stoi(value());
-    else if (flag == "--epochs") args.epochs = std::stoi(value());
+    else if (flag == "--epochs")
+      args.epochs = std::stoi(value());
     else if (flag == "--keep") args.keep = true;
     else if (flag == "--scaling") {
       std::string list = value();
@@ -148,8 +149,8 @@ Args Parse(int argc, char** argv) {
         args.scaling.push_back(item == "nproc" ? static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) : std::stoi(item));
         at = comma + 1;
       }
-    }
-    else Usage(("unknown flag " + flag).c_str());
+    } else
+      Usage(("unknown flag " + flag).c_str());
   }
   if (args.local.empty()) Usage("--local is required");
   return args;
@@ -373,10 +374,11 @@ SourceResult Measure(const Args& args, const std::string& name, const std::strin
       std::exit(1);
     }
     const double gb = r.bytes / 1e9;
-    std::printf("  %-6s pass %d: %8.0f records/s %8.1f MB/s  (Next() waited %.2f s, peak buffered %s; per GB: %.0f "
-                "allocations, %.0f page faults)\n",
-                name.c_str(), pass + 1, r.records / r.seconds, r.bytes / r.seconds / 1e6, r.wait_seconds,
-                spool::FormatBytes(r.peak_buffered).c_str(), r.allocations / gb, r.minor_faults / gb);
+    std::printf(
+        "  %-6s pass %d: %8.0f records/s %8.1f MB/s  (Next() waited %.2f s, peak buffered %s; per GB: %.0f "
+        "allocations, %.0f page faults)\n",
+        name.c_str(), pass + 1, r.records / r.seconds, r.bytes / r.seconds / 1e6, r.wait_seconds,
+        spool::FormatBytes(r.peak_buffered).c_str(), r.allocations / gb, r.minor_faults / gb);
     if (r.steady_bytes > 0) {
       const double steady_gb = r.steady_bytes / 1e9;
       std::printf("         steady state (epochs 2..%d): per GB %.0f allocations, %.0f page faults\n", args.epochs,

@@ -83,9 +83,8 @@ TEST(RecordPool, ReferencesOutliveThePoolAndDropOnAnyThread) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(held[i].bytes, "record " + std::to_string(i));
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([mine = std::vector<PooledRecord>(held.begin() + 25 * t, held.begin() + 25 * (t + 1))]() mutable {
-      mine.clear();
-    });
+    threads.emplace_back([mine = std::vector<PooledRecord>(held.begin() + 25 * t,
+                                                           held.begin() + 25 * (t + 1))]() mutable { mine.clear(); });
   }
   held.clear();
   for (auto& thread : threads) thread.join();

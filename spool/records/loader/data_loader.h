@@ -76,6 +76,7 @@
 #include <vector>
 
 #include "spool/core/status.h"
+#include "spool/metrics/registry.h"
 #include "spool/records/example.pb.h"
 #include "spool/records/loader/inputs.h"
 #include "spool/records/loader/loader_state.h"
@@ -83,7 +84,6 @@
 #include "spool/records/loader/record_list.h"
 #include "spool/records/loader/record_pool.h"
 #include "spool/records/loader/worker_env.h"
-#include "spool/metrics/registry.h"
 
 namespace spool::loader {
 
