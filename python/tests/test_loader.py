@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -72,6 +74,21 @@ def test_views_over_pooled_records_outlive_the_loader_and_return_to_the_pool(roo
         assert pool["bytes_live"] == 0 and pool["bytes_idle"] > 0
     with pytest.raises(ValueError, match="record_type"):
         spool.DataLoader(manifest, record_type="str")
+
+
+def test_views_held_across_a_fork_are_valid_and_dropped_in_the_child(root: str) -> None:
+    manifest = _write_dataset(root, records=16, shards=1)
+    expected = sorted(_example(i) for i in range(16))
+    with spool.DataLoader(manifest, batch_size=8, record_type="numpy") as loader:
+        records = [record for batch in loader for record in batch]
+    pid = os.fork()
+    if pid == 0:  # the child reads and drops the parent's views (a torch worker does)
+        ok = sorted(bytes(record) for record in records) == expected
+        del records
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sorted(bytes(record) for record in records) == expected
 
 
 def test_resume_continues_the_uninterrupted_sequence(root: str) -> None:
