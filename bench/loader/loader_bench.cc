@@ -4,12 +4,23 @@
 //   loader_bench [--s3 s3://bucket/prefix] --local /tmp/dir [--records 4096]
 //                [--record-bytes 102400] [--shards 16] [--budget 256MiB]
 //                [--interleave 4] [--read-ahead 16MiB] [--passes 3] [--keep]
+//                [--epochs 1] [--scaling K1,K2,...]
 //
 // Beside the loader, on the same local shards and in the same run, all
 // wall-clock (best of `passes`): plain read() of each shard file into one
 // reused 256 KiB buffer (the ceiling), and one RecordReader thread reading
 // every record as a view (the record path without the loader). Without --s3
 // only the local source is measured.
+//
+// Per GB read, each loader pass also reports the heap allocations it made
+// (a counting operator new in this binary) and the page faults it took
+// (getrusage minor faults): both should stay flat as records stream, i.e.
+// not grow with the records read. --scaling runs K processes at once (each
+// its own loader, then each its own plain read(), over the same page-cached
+// local shards) for each K given ("nproc" is the machine's core count), and
+// reports aggregate MB/s of both. With --epochs N > 1 each loader pass runs
+// N epochs and the counts are also given for epochs 2..N alone: the steady
+// state, without the loader's start.
 //
 // The S3 endpoint and keys come from the AWS_* environment (see
 // bench/loader/run.sh). Each source is read `passes` times and the best
@@ -19,6 +30,7 @@
 // first pass (the dataset was just written), which is what a local-disk
 // baseline on a machine with enough memory looks like.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +41,11 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <new>
 
 #include "spool/core/buffer_pool.h"
 #include "spool/core/bytes.h"
@@ -40,7 +56,39 @@
 #include "spool/records/sharded_writer.h"
 #include "spool/register_backends.h"
 
+// Every heap allocation of the process, counted (the bench's own included:
+// it makes none per record).
+std::atomic<uint64_t> g_allocations{0};
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, std::align_val_t align) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  const size_t a = static_cast<size_t>(align);
+  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t align) { return operator new(size, align); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
 namespace {
+
+uint64_t MinorFaults() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_minflt);
+}
 
 struct Args {
   std::string s3;
@@ -50,16 +98,18 @@ struct Args {
   int shards = 16;
   uint64_t budget = 256ull << 20;
   int passes = 3;
+  int epochs = 1;  // per pass; with more, epochs after the first are the steady state
   int interleave = 4;
   uint64_t read_ahead = 16ull << 20;
   bool keep = false;
+  std::vector<int> scaling;  // process counts for the scaling runs
 };
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "loader_bench: %s\nusage: loader_bench [--s3 s3://bucket/prefix] --local /dir [--records N] "
                "[--record-bytes N] [--shards N] [--budget SIZE] [--interleave N] [--read-ahead SIZE] [--passes N] "
-               "[--keep]\n",
+               "[--epochs N] [--keep] [--scaling 1,2,nproc]\n",
                why);
   std::exit(2);
 }
@@ -87,8 +137,20 @@ Args Parse(int argc, char** argv) {
       args.read_ahead = *bytes;
     } else if (flag == "--passes") args.passes = std::stoi(value());
     else if (flag == "--interleave") args.interleave = std::stoi(value());
+    else if (flag == "--epochs")
+      args.epochs = std::stoi(value());
     else if (flag == "--keep") args.keep = true;
-    else Usage(("unknown flag " + flag).c_str());
+    else if (flag == "--scaling") {
+      std::string list = value();
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = list.find(',', at);
+        if (comma == std::string::npos) comma = list.size();
+        const std::string item = list.substr(at, comma - at);
+        args.scaling.push_back(item == "nproc" ? static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) : std::stoi(item));
+        at = comma + 1;
+      }
+    } else
+      Usage(("unknown flag " + flag).c_str());
   }
   if (args.local.empty()) Usage("--local is required");
   return args;
@@ -149,6 +211,12 @@ struct PassResult {
   uint64_t bytes = 0;
   uint64_t peak_buffered = 0;
   double wait_seconds = 0;
+  uint64_t allocations = 0;  // heap allocations during the pass (Open and Close included)
+  uint64_t minor_faults = 0;
+  // From the first batch of the second epoch on (when epochs > 1).
+  uint64_t steady_bytes = 0;
+  uint64_t steady_allocations = 0;
+  uint64_t steady_minor_faults = 0;
 };
 
 PassResult ReadOnce(const Args& args, const std::string& manifest) {
@@ -161,18 +229,34 @@ PassResult ReadOnce(const Args& args, const std::string& manifest) {
   options.memory_budget = args.budget;
   options.read_ahead = args.read_ahead;
   options.fetch_chunk = 2ull << 20;
+  options.epochs = static_cast<uint64_t>(args.epochs);
+  const uint64_t allocations_before = g_allocations.load();
+  const uint64_t faults_before = MinorFaults();
   const auto start = std::chrono::steady_clock::now();
   auto loader = spool::loader::DataLoader::Open(options);
   Check(loader.status(), "open loader");
   PassResult result;
+  uint64_t steady_allocations = 0, steady_faults = 0, steady_bytes = 0;
   while (true) {
     auto batch = (*loader)->Next();
     Check(batch.status(), "next");
     if (!*batch) break;
-    for (const std::string& record : (*batch)->records) result.bytes += record.size();
+    if ((*batch)->epoch == 1 && steady_allocations == 0) {
+      steady_allocations = g_allocations.load();
+      steady_faults = MinorFaults();
+      steady_bytes = result.bytes;
+    }
+    for (std::string_view record : (*batch)->records) result.bytes += record.size();
     result.records += (*batch)->records.size();
   }
+  if (steady_allocations != 0) {
+    result.steady_allocations = g_allocations.load() - steady_allocations;
+    result.steady_minor_faults = MinorFaults() - steady_faults;
+    result.steady_bytes = result.bytes - steady_bytes;
+  }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.allocations = g_allocations.load() - allocations_before;
+  result.minor_faults = MinorFaults() - faults_before;
   auto counters = (*loader)->Counters();
   result.peak_buffered = counters.peak_buffered_bytes;
   result.wait_seconds = counters.wait_seconds;
@@ -283,19 +367,91 @@ SourceResult Measure(const Args& args, const std::string& name, const std::strin
   SourceResult out;
   for (int pass = 0; pass < args.passes; ++pass) {
     PassResult r = ReadOnce(args, manifest);
-    if (r.records != args.records) {
+    if (r.records != args.records * static_cast<uint64_t>(args.epochs)) {
       std::fprintf(stderr, "loader_bench: %s delivered %llu records, expected %llu\n", name.c_str(),
-                   static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(args.records));
+                   static_cast<unsigned long long>(r.records),
+                   static_cast<unsigned long long>(args.records * static_cast<uint64_t>(args.epochs)));
       std::exit(1);
     }
-    std::printf("  %-6s pass %d: %8.0f records/s %8.1f MB/s  (Next() waited %.2f s, peak buffered %s)\n",
-                name.c_str(), pass + 1, r.records / r.seconds, r.bytes / r.seconds / 1e6, r.wait_seconds,
-                spool::FormatBytes(r.peak_buffered).c_str());
+    const double gb = r.bytes / 1e9;
+    std::printf(
+        "  %-6s pass %d: %8.0f records/s %8.1f MB/s  (Next() waited %.2f s, peak buffered %s; per GB: %.0f "
+        "allocations, %.0f page faults)\n",
+        name.c_str(), pass + 1, r.records / r.seconds, r.bytes / r.seconds / 1e6, r.wait_seconds,
+        spool::FormatBytes(r.peak_buffered).c_str(), r.allocations / gb, r.minor_faults / gb);
+    if (r.steady_bytes > 0) {
+      const double steady_gb = r.steady_bytes / 1e9;
+      std::printf("         steady state (epochs 2..%d): per GB %.0f allocations, %.0f page faults\n", args.epochs,
+                  r.steady_allocations / steady_gb, r.steady_minor_faults / steady_gb);
+    }
     if (out.best.seconds == 0 || r.seconds < out.best.seconds) out.best = r;
   }
   out.peak_rss_kib = ReadStatusKiB("VmHWM:");
   PrintMemory(("after the " + name + " passes").c_str());
   return out;
+}
+
+// K processes at once each run `work` (which returns bytes read) after a
+// common start; aggregate MB/s over the slowest one's time.
+template <typename Work>
+double AggregateMBps(int processes, Work work) {
+  int go[2];
+  int done[2];
+  if (::pipe(go) != 0 || ::pipe(done) != 0) Check(spool::InternalError("pipe"), "scaling");
+  std::vector<pid_t> children;
+  for (int k = 0; k < processes; ++k) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(go[1]);
+      char c;
+      if (::read(go[0], &c, 1) != 1) ::_exit(3);
+      const uint64_t bytes = work();
+      if (::write(done[1], &bytes, sizeof bytes) != sizeof bytes) ::_exit(3);
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  ::close(go[0]);
+  ::close(done[1]);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string starts(static_cast<size_t>(processes), 'g');
+  if (::write(go[1], starts.data(), starts.size()) != static_cast<ssize_t>(starts.size())) {
+    Check(spool::InternalError("start"), "scaling");
+  }
+  uint64_t total = 0;
+  for (int k = 0; k < processes; ++k) {
+    uint64_t bytes = 0;
+    if (::read(done[0], &bytes, sizeof bytes) != sizeof bytes) Check(spool::InternalError("a child failed"), "scaling");
+    total += bytes;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  ::close(go[1]);
+  ::close(done[0]);
+  return total / seconds / 1e6;
+}
+
+void Scaling(const Args& args, const std::string& manifest) {
+  auto location = spool::OpenLocation(manifest);
+  Check(location.status(), manifest.c_str());
+  const std::vector<std::string> keys = ShardKeys(*location->store, location->key);
+  std::printf("\nscaling: K processes at once over the same page-cached local shards (aggregate MB/s)\n");
+  for (int k : args.scaling) {
+    const double loader = AggregateMBps(k, [&] { return ReadOnce(args, manifest).bytes; });
+    const double plain = AggregateMBps(k, [&] {
+      std::vector<char> buffer(256 << 10);
+      uint64_t bytes = 0;
+      for (const std::string& key : keys) {
+        const int fd = ::open(("/" + key).c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) ::_exit(4);
+        ssize_t n;
+        while ((n = ::read(fd, buffer.data(), buffer.size())) > 0) bytes += static_cast<uint64_t>(n);
+        ::close(fd);
+      }
+      return bytes;
+    });
+    std::printf("  K=%-3d loader %8.1f MB/s  plain read() %8.1f MB/s  (%.2fx)\n", k, loader, plain, loader / plain);
+  }
 }
 
 void Cleanup(const std::string& prefix_url, const std::string& manifest) {
@@ -351,6 +507,7 @@ int main(int argc, char** argv) {
     std::printf("ratio s3/local: %.2fx\n",
                 (s3.best.records / s3.best.seconds) / (local.best.records / local.best.seconds));
   }
+  if (!args.scaling.empty()) Scaling(args, local_manifest);
   if (!args.keep) {
     if (with_s3) Cleanup(s3_prefix, s3_manifest);
     Cleanup(local_prefix, local_manifest);

@@ -26,7 +26,7 @@ import numpy as np
 from spool import _spool
 
 PathLike = Union[str, "os.PathLike[str]"]
-Batch = Union[Dict[str, Any], List[bytes]]
+Batch = Union[Dict[str, Any], List[bytes], List[memoryview], List[Any]]
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,15 @@ class DataLoader:
     ``cache_policy`` ``"next_use"`` (evict the shard needed last) or
     ``"lru"``. It changes speed, never the records.
 
+    Records (without ``features``): ``record_type="bytes"`` (the default)
+    gives each record as its own ``bytes`` (a copy); ``"memoryview"`` and
+    ``"numpy"`` (a read-only 1-D ``uint8`` array) give views of the loader's
+    pooled read buffers, without a copy. A view stays valid as long as it is
+    referenced (after :meth:`close` too); the buffer goes back to the pool
+    once no record of it is referenced, so keep only the records you need
+    (``bytes(view)`` copies one out). Views cannot be pickled: in torch
+    DataLoader workers use ``"bytes"`` or ``"numpy"``.
+
     ``epochs=0`` runs forever. ``bad_shards="skip"`` cuts a damaged shard
     short (counted in :meth:`counters`) instead of failing the epoch.
     Iterating yields batches; each batch's epoch is :attr:`epoch` after it.
@@ -166,7 +175,8 @@ class DataLoader:
                  interleave: int = 4, memory_budget: int = 256 << 20, read_ahead: int = 8 << 20,
                  prefetch_batches: int = 4, bad_shards: str = "fail", count_records: bool = False,
                  partitions: int = 0, global_batch_size: int = 0, cache_dir: Optional[PathLike] = None,
-                 cache_limit: int = 0, cache_policy: str = "next_use") -> None:
+                 cache_limit: int = 0, cache_policy: str = "next_use",
+                 record_type: str = "bytes") -> None:
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         self.batch_size = batch_size
@@ -176,7 +186,8 @@ class DataLoader:
             [os.fspath(i) for i in inputs], batch_size, seed, shuffle, shuffle_buffer, epochs, drop_remainder,
             rank, world_size, local_workers, local_worker, interleave, memory_budget, read_ahead,
             prefetch_batches, bad_shards, count_records, _spec_list(features), partitions, global_batch_size,
-            os.fspath(cache_dir) if cache_dir is not None else "", cache_limit, cache_policy)
+            os.fspath(cache_dir) if cache_dir is not None else "", cache_limit, cache_policy,
+            record_type)
 
     def __iter__(self) -> Iterator[Batch]:
         return self
@@ -234,6 +245,12 @@ class DataLoader:
         ``cache_misses``, ``cache_fetched_bytes``, ``cache_evicted_bytes``,
         ``cache_fetch_ahead``."""
         return self._native.counters()
+
+    def record_pool(self) -> Dict[str, int]:
+        """The pool the records live in: ``blocks_made`` since open (flat in
+        steady state), ``bytes_live`` (blocks referenced now, by the loader or
+        by records you hold) and ``bytes_idle`` (kept for reuse)."""
+        return self._native.record_pool()
 
     def requests(self) -> Dict[str, Any]:
         """This loader's requests by operation (``get``, ``ranged_get``, ``head``,

@@ -1,9 +1,14 @@
-// The DataLoader for spool/loader.py: batches as lists of bytes, or as a
-// dict of NumPy arrays decoded by a feature spec (examples.h). Next(),
+// The DataLoader for spool/loader.py: batches as lists of bytes, of
+// read-only NumPy uint8 arrays or memoryviews over the loader's pooled
+// record blocks (no copy: a capsule holding the batch's RecordList is each
+// array's base, so the blocks live while any record of the batch is
+// referenced and go back to the pool after), or as a dict of NumPy arrays
+// decoded by a feature spec (examples.h). Next(),
 // Resume() and Close() release the GIL while they wait. One Python thread
 // at a time uses a loader (loader.py documents it). Opened before fork(), a
 // loader cannot be used in the child and is left to the parent there
 // (process.h): each torch DataLoader worker opens its own.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -33,6 +38,41 @@ using loader::WorkerIdentity;
 
 namespace {
 
+enum class RecordType { kBytes, kMemoryview, kNumpy };
+
+RecordType ParseRecordType(const std::string& text) {
+  if (text == "bytes") return RecordType::kBytes;
+  if (text == "memoryview") return RecordType::kMemoryview;
+  if (text == "numpy") return RecordType::kNumpy;
+  throw StatusError(InvalidArgumentError("record_type '" + text + "' is not one of bytes, memoryview, numpy"));
+}
+
+// The batch's records as Python objects: copies (bytes), or views whose
+// base owns the records' block references.
+py::list RecordObjects(loader::RecordList records, RecordType type) {
+  py::list out(records.size());
+  if (type == RecordType::kBytes) {
+    for (size_t i = 0; i < records.size(); ++i) {
+      out[i] = py::bytes(records[i].data(), records[i].size());
+    }
+    return out;
+  }
+  auto* held = new loader::RecordList(std::move(records));
+  py::capsule owner(held, [](void* list) { delete static_cast<loader::RecordList*>(list); });
+  for (size_t i = 0; i < held->size(); ++i) {
+    const std::string_view record = (*held)[i];
+    py::array_t<uint8_t> array({static_cast<py::ssize_t>(record.size())}, {static_cast<py::ssize_t>(1)},
+                               reinterpret_cast<const uint8_t*>(record.data()), owner);
+    py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    if (type == RecordType::kNumpy) {
+      out[i] = std::move(array);
+    } else {
+      out[i] = py::memoryview(array);
+    }
+  }
+  return out;
+}
+
 BadShardPolicy ParseBadShards(const std::string& text) {
   if (text == "fail") return BadShardPolicy::kFail;
   if (text == "skip") return BadShardPolicy::kSkip;
@@ -46,8 +86,9 @@ class Loader {
          int local_workers, int local_worker, int interleave, uint64_t memory_budget, uint64_t read_ahead,
          int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features,
          uint64_t partitions, uint64_t global_batch_size, const std::string& cache_dir, uint64_t cache_limit,
-         const std::string& cache_policy) {
+         const std::string& cache_policy, const std::string& record_type) {
     specs_ = FeatureSpecsFrom(features);
+    record_type_ = ParseRecordType(record_type);
     DataLoaderOptions options;
     options.inputs = std::move(inputs);
     options.batch_size = batch_size;
@@ -97,9 +138,7 @@ class Loader {
     std::optional<Batch> batch = Unwrap(std::move(next));
     if (!batch) return py::none();
     if (!specs_.empty()) return py::make_tuple(batch->epoch, DecodeExamples(batch->examples, specs_));
-    py::list records;
-    for (const std::string& record : batch->records) records.append(py::bytes(record));
-    return py::make_tuple(batch->epoch, std::move(records));
+    return py::make_tuple(batch->epoch, RecordObjects(std::move(batch->records), record_type_));
   }
 
   std::string State() { return Get().State().Encode(); }
@@ -167,6 +206,17 @@ class Loader {
 
   py::dict Requests() { return RequestsDict(Get().Requests()); }
 
+  // The record pool: blocks made, bytes referenced now (by the loader or by
+  // records Python still holds) and idle.
+  py::dict RecordPool() {
+    const LoaderCounters c = Get().Counters();
+    py::dict out;
+    out["blocks_made"] = c.record_blocks_made;
+    out["bytes_live"] = c.record_bytes_live;
+    out["bytes_idle"] = c.record_bytes_idle;
+    return out;
+  }
+
   void Close() {
     if (!loader_ || owner_.Forked()) return;
     py::gil_scoped_release release;
@@ -180,6 +230,7 @@ class Loader {
   }
 
   ProcessOwner owner_;
+  RecordType record_type_ = RecordType::kBytes;
   std::vector<records::FeatureSpec> specs_;
   std::unique_ptr<DataLoader> loader_;
 };
@@ -190,13 +241,13 @@ void RegisterLoader(py::module_& m) {
   py::class_<Loader>(m, "_DataLoader")
       .def(py::init<std::vector<std::string>, uint64_t, uint64_t, bool, uint64_t, uint64_t, bool, std::optional<int>,
                     std::optional<int>, int, int, int, uint64_t, uint64_t, int, const std::string&, bool,
-                    const py::list&, uint64_t, uint64_t, const std::string&, uint64_t, const std::string&>(),
+                    const py::list&, uint64_t, uint64_t, const std::string&, uint64_t, const std::string&, const std::string&>(),
            py::arg("inputs"), py::arg("batch_size"), py::arg("seed"), py::arg("shuffle"), py::arg("shuffle_buffer"),
            py::arg("epochs"), py::arg("drop_remainder"), py::arg("rank"), py::arg("world_size"),
            py::arg("local_workers"), py::arg("local_worker"), py::arg("interleave"), py::arg("memory_budget"),
            py::arg("read_ahead"), py::arg("prefetch_batches"), py::arg("bad_shards"), py::arg("count_records"),
            py::arg("features"), py::arg("partitions") = 0, py::arg("global_batch_size") = 0, py::arg("cache_dir") = "",
-           py::arg("cache_limit") = 0, py::arg("cache_policy") = "next_use")
+           py::arg("cache_limit") = 0, py::arg("cache_policy") = "next_use", py::arg("record_type") = "bytes")
       .def("next", &Loader::Next)
       .def("state", &Loader::State)
       .def("resume", &Loader::Resume, py::arg("state"))
@@ -206,6 +257,7 @@ void RegisterLoader(py::module_& m) {
       .def("fingerprint", &Loader::Fingerprint)
       .def("counters", &Loader::Counters)
       .def("requests", &Loader::Requests)
+      .def("record_pool", &Loader::RecordPool)
       .def("close", &Loader::Close);
   // The rank and world size a loader given these would use (the launcher's
   // environment fills in what is None): (rank, world_size, source).

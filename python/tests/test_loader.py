@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -46,6 +48,47 @@ def test_without_a_spec_batches_are_the_records_bytes(root: str) -> None:
         records = [record for batch in loader for record in batch]
     assert sorted(records) == sorted(_example(i) for i in range(40))
     assert all(isinstance(record, bytes) for record in records)
+
+
+def test_views_over_pooled_records_outlive_the_loader_and_return_to_the_pool(root: str) -> None:
+    manifest = _write_dataset(root, records=40, shards=2)
+    expected = sorted(_example(i) for i in range(40))
+    for record_type, kind in (("memoryview", memoryview), ("numpy", np.ndarray)):
+        loader = spool.DataLoader(manifest, batch_size=8, seed=1, record_type=record_type)
+        records = [record for batch in loader for record in batch]
+        assert all(isinstance(record, kind) for record in records)
+        assert all(not (record.flags.writeable if kind is np.ndarray else not record.readonly) for record in records)
+        pool = loader.record_pool()
+        assert pool["bytes_live"] > 0  # the records held here pin their blocks
+        del records[1:]
+        one = records[0]
+        loader.close()
+        del loader
+        assert bytes(one) in expected  # still valid: a view outlives its loader
+        del one, records
+    with spool.DataLoader(manifest, batch_size=8, seed=1, record_type="memoryview") as loader:
+        records = [bytes(record) for batch in loader for record in batch]
+        assert sorted(records) == expected
+        # Every epoch delivered and no view held: every block is back in the pool.
+        pool = loader.record_pool()
+        assert pool["bytes_live"] == 0 and pool["bytes_idle"] > 0
+    with pytest.raises(ValueError, match="record_type"):
+        spool.DataLoader(manifest, record_type="str")
+
+
+def test_views_held_across_a_fork_are_valid_and_dropped_in_the_child(root: str) -> None:
+    manifest = _write_dataset(root, records=16, shards=1)
+    expected = sorted(_example(i) for i in range(16))
+    with spool.DataLoader(manifest, batch_size=8, record_type="numpy") as loader:
+        records = [record for batch in loader for record in batch]
+    pid = os.fork()
+    if pid == 0:  # the child reads and drops the parent's views (a torch worker does)
+        ok = sorted(bytes(record) for record in records) == expected
+        del records
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sorted(bytes(record) for record in records) == expected
 
 
 def test_resume_continues_the_uninterrupted_sequence(root: str) -> None:

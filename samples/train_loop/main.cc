@@ -85,7 +85,7 @@ struct Progress {
   uint64_t records = 0;
   uint64_t digest = 1469598103934665603ull;  // FNV-1a over each record's crc32c, in order
 
-  void See(const std::string& record) {
+  void See(std::string_view record) {
     const uint32_t crc = spool::crc32c::Value(record);
     for (int i = 0; i < 4; ++i) {
       digest ^= (crc >> (8 * i)) & 0xff;
@@ -345,7 +345,7 @@ Result<int> Train(const Args& args) {
     if (trace.is_open()) {  // flushed per step: a killed run's trace is whole up to its last step
       char crc[16];
       trace << progress.step + 1;
-      for (const std::string& record : batch->records) {
+      for (std::string_view record : batch->records) {
         std::snprintf(crc, sizeof crc, " %08x", spool::crc32c::Value(record));
         trace << crc;
       }

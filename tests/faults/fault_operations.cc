@@ -199,7 +199,9 @@ Operation LoaderOperation() {
       auto batch = (*loader)->Next();
       if (!batch.ok()) status = batch.status();
       else if (!*batch) break;
-      else for (auto& record : (*batch)->records) got.push_back(std::move(record));
+      else {
+        for (std::string_view record : (*batch)->records) got.emplace_back(record);
+      }
     }
     Verdict verdict{status, ""};
     if (status.ok()) {

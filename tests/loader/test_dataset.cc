@@ -68,7 +68,7 @@ Status Drain(DataLoader& loader, std::vector<std::string>* records, std::vector<
   for (size_t batches = 0; !max_batches || batches < *max_batches; ++batches) {
     SPOOL_ASSIGN_OR_RETURN(std::optional<Batch> batch, loader.Next());
     if (!batch) break;
-    for (std::string& record : batch->records) records->push_back(std::move(record));
+    for (std::string_view record : batch->records) records->emplace_back(record);
     if (states) states->push_back(loader.State());
   }
   return OkStatus();

@@ -40,7 +40,16 @@ DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::sh
       worker_(std::move(worker)),
       shards_(std::move(shards)),
       fingerprint_(std::move(fingerprint)),
-      counters_(std::make_shared<CounterBlock>()) {}
+      counters_(std::make_shared<CounterBlock>()) {
+  // Blocks of a quarter of a fetch (64 KiB to 1 MiB): small enough that the
+  // partly filled block of each open shard and a shuffle buffer's stragglers
+  // pin little, large enough for many small records. Idle blocks may fill
+  // the budget: the loader's reads are bounded by it (pinned blocks count),
+  // so the pool never holds more than the most that was live, and in steady
+  // state every block is a reused one (no new pages, no allocation).
+  const size_t block = static_cast<size_t>(std::clamp<uint64_t>(options_.fetch_chunk / 4, 64 << 10, 1 << 20));
+  counters_->pool = std::make_shared<RecordPool>(block, std::max<uint64_t>(options_.memory_budget, 4 * block));
+}
 
 DataLoader::~DataLoader() { Close(); }
 
@@ -344,8 +353,14 @@ LoaderCounters DataLoader::Counters() const {
     out.cache_evicted_bytes = cache.evicted_bytes;
     out.cache_fetch_ahead = cache.fetch_ahead;
   }
+  const RecordPoolStats pool = c.pool->stats();
+  out.record_blocks_made = pool.blocks_made;
+  out.record_bytes_live = pool.bytes_live;
+  out.record_bytes_idle = pool.bytes_idle;
   return out;
 }
+
+std::shared_ptr<const RecordPool> DataLoader::record_pool() const { return counters_->pool; }
 
 RequestCounts DataLoader::Requests() const { return counters_->requests->Snapshot(); }
 

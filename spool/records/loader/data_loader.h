@@ -10,7 +10,7 @@
 //   while (true) {
 //     SPOOL_ASSIGN_OR_RETURN(std::optional<Batch> batch, loader->Next());
 //     if (!batch) break;                    // every epoch delivered
-//     Train(*batch);
+//     for (std::string_view record : batch->records) Train(record);
 //     if (time_to_checkpoint) Save(loader->State().Encode());
 //   }
 //
@@ -53,6 +53,12 @@
 // task the loader started; none runs after Close() returns. A Resume()
 // after (or racing) Close() starts nothing and fails with FailedPrecondition.
 //
+// Records: a batch's records are views of reference-counted blocks that the
+// loader fills as it reads (record_pool.h, record_list.h), not strings of
+// their own: the loader makes no heap allocation per record. A Batch keeps
+// its blocks alive after the loader is closed or destroyed; dropping it
+// returns them to the loader's pool. RecordList::CopyOut() gives strings.
+//
 // Metrics: an open loader reports its counters (owner="loader") to the
 // process's metrics registry (spool/metrics/registry.h; docs/metrics.md), and
 // its own requests when its inputs are URLs.
@@ -70,18 +76,22 @@
 #include <vector>
 
 #include "spool/core/status.h"
+#include "spool/metrics/registry.h"
 #include "spool/records/example.pb.h"
 #include "spool/records/loader/inputs.h"
 #include "spool/records/loader/loader_state.h"
 #include "spool/records/loader/options.h"
+#include "spool/records/loader/record_list.h"
+#include "spool/records/loader/record_pool.h"
 #include "spool/records/loader/worker_env.h"
-#include "spool/metrics/registry.h"
 
 namespace spool::loader {
 
 struct Batch {
   uint64_t epoch = 0;
-  std::vector<std::string> records;           // payloads, in delivery order
+  // Payloads in delivery order: views valid while this list (or a RecordRef
+  // copied from it) lives, the loader's lifetime regardless.
+  RecordList records;
   std::vector<tensorflow::Example> examples;  // parsed records, with parse_examples
 };
 
@@ -108,6 +118,12 @@ struct LoaderCounters {
   uint64_t peak_buffered_bytes = 0;
   uint64_t budget_overruns = 0;     // fetches let past a full budget to avoid a stall
   uint64_t memory_budget = 0;       // DataLoaderOptions::memory_budget
+  // The record pool (record_pool.h): blocks made since Open (flat in steady
+  // state), and bytes in blocks referenced now (by the loader or by batches
+  // the caller holds) or idle on the free list.
+  uint64_t record_blocks_made = 0;
+  uint64_t record_bytes_live = 0;
+  uint64_t record_bytes_idle = 0;
   HistogramCounts next_wait;        // how long each Next() took: its waits for data, as a distribution
   // The shard cache (DataLoaderOptions::cache_dir), this loader's share.
   uint64_t cache_hits = 0;           // shards read from the cache
@@ -178,6 +194,8 @@ class DataLoader {
   RequestCounts Requests() const;
   const WorkerIdentity& worker() const { return worker_; }
   const std::vector<ShardInfo>& shards() const { return *shards_; }
+  // The pool the batches' records live in; outlives the loader while held.
+  std::shared_ptr<const RecordPool> record_pool() const;
 
  private:
   DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::shared_ptr<std::vector<ShardInfo>> shards,

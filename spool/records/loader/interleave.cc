@@ -38,11 +38,16 @@ void InterleaveSchedule::Ended() {
 
 std::vector<size_t> InterleaveSchedule::Active() const {
   std::vector<size_t> active;
+  ActiveInto(&active);
+  return active;
+}
+
+void InterleaveSchedule::ActiveInto(std::vector<size_t>* out) const {
+  out->clear();
   for (size_t i = 0; i < slots_.size(); ++i) {
     long long slot = slots_[(cursor_ + i) % slots_.size()];
-    if (slot >= 0) active.push_back(static_cast<size_t>(slot));
+    if (slot >= 0) out->push_back(static_cast<size_t>(slot));
   }
-  return active;
 }
 
 void InterleaveSchedule::Advance() {

@@ -33,6 +33,8 @@ class InterleaveSchedule {
   size_t opened() const { return next_segment_; }
   // The segments in the cycle now, in cycle order starting with Current().
   std::vector<size_t> Active() const;
+  // The same into `out` (cleared first; its capacity is reused).
+  void ActiveInto(std::vector<size_t>* out) const;
 
  private:
   void Advance();

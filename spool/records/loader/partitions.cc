@@ -105,7 +105,7 @@ Result<std::optional<Batch>> PartitionSet::Next() {
     SPOOL_RETURN_IF_ERROR(Peek(partition));
     if (!partition.peeked || partition.peeked->epoch != epoch_) continue;  // this partition's epoch is over
     Batch& batch = *partition.peeked;
-    std::move(batch.records.begin(), batch.records.end(), std::back_inserter(out.records));
+    out.records.Append(std::move(batch.records));
     std::move(batch.examples.begin(), batch.examples.end(), std::back_inserter(out.examples));
     partition.peeked.reset();
   }

@@ -10,8 +10,8 @@
 namespace spool::loader {
 namespace {
 
-// What one buffered record costs beyond its payload (string and queue
-// bookkeeping), so that budgets hold for tiny records too.
+// What one buffered record costs beyond its payload (its view, block
+// reference and queue bookkeeping), so that budgets hold for tiny records too.
 constexpr uint64_t kItemOverhead = 64;
 
 void AtomicMax(std::atomic<uint64_t>& target, uint64_t value) {
@@ -133,8 +133,14 @@ void Pipeline::AccountLocked(int64_t delta) {
   AtomicMax(config_.counters->peak_buffered, buffered_bytes_locked());
 }
 
+uint64_t Pipeline::held_locked() const {
+  // The records' own bytes, or the pool's blocks they and the caller's
+  // batches pin, whichever is more (record_pool.h).
+  return std::max(in_use_, config_.counters->pool->bytes_live());
+}
+
 uint64_t Pipeline::buffered_bytes_locked() const {
-  return in_use_ + read_ahead_budget_->in_use() + static_cast<uint64_t>(open_readers_.load()) * 2 * reader_chunk_;
+  return held_locked() + read_ahead_budget_->in_use() + static_cast<uint64_t>(open_readers_.load()) * 2 * reader_chunk_;
 }
 
 uint64_t Pipeline::buffered_bytes() const {
@@ -170,7 +176,8 @@ void Pipeline::AssembleLocked() {
     if (!options_.deterministic) {
       // Sloppy mode: rather than wait, take from any open segment that has
       // records ready (every record is still delivered exactly once).
-      for (size_t other : schedule_->Active()) {
+      schedule_->ActiveInto(&sloppy_window_);
+      for (size_t other : sloppy_window_) {
         auto found = streams_.find(other);
         if (found == streams_.end() || found->second->queue.empty()) continue;
         Stream& ready = *found->second;
@@ -238,7 +245,10 @@ void Pipeline::AdmitFetchesLocked() {
     error_ = CancelledError("the data loader's work was cancelled by its caller");
     return;
   }
-  std::vector<size_t> window = schedule_->Active();
+  // A member reused from call to call: the assembler runs this for every
+  // batch, and the loader makes no allocation per record or batch here.
+  std::vector<size_t>& window = window_;
+  schedule_->ActiveInto(&window);
   const size_t prefetch_end =
       std::min(plan_.size(), schedule_->opened() + static_cast<size_t>(std::max(options_.prefetch_shards, 0)));
   for (size_t segment = schedule_->opened(); segment < prefetch_end; ++segment) window.push_back(segment);
@@ -249,7 +259,7 @@ void Pipeline::AdmitFetchesLocked() {
     const bool urgent = waiting_for_ == segment && stream->queue.empty();
     // A chunk of room stays free for the stream the assembler waits on, so
     // read-ahead of other shards never starves it.
-    const bool fits = in_use_ + chunk + (urgent ? 0 : chunk) <= capacity_;
+    const bool fits = held_locked() + chunk + (urgent ? 0 : chunk) <= capacity_;
     if (!fits) {
       // Over budget with nothing else able to free memory (no batch to take,
       // no fetch to finish): let the needed chunk through rather than stall.
@@ -310,7 +320,7 @@ Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segmen
 
 Status Pipeline::ParseInto(Item& item, const records::RecordReader& reader) const {
   if (!options_.parse_examples) return OkStatus();
-  Result<tensorflow::Example> example = records::ParseExample(item.record);
+  Result<tensorflow::Example> example = records::ParseExample(item.record.bytes);
   if (!example.ok()) {
     return DataLossError(reader.url() + ": the record at offset " + std::to_string(reader.record_offset()) +
                          " is not a tf.train.Example (" + example.status().message() +
@@ -322,6 +332,8 @@ Status Pipeline::ParseInto(Item& item, const records::RecordReader& reader) cons
 
 Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
   FetchResult result;
+  result.items = std::move(stream.spare_items);  // its capacity, from the last fetch
+  result.items.clear();
   if (!stream.reader) {
     Result<std::unique_ptr<records::RecordReader>> reader = OpenReader(stream.range, stream.next_record, stream.epoch);
     if (!reader.ok()) {
@@ -332,6 +344,8 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
     ++open_readers_;
   }
   records::RecordReader& reader = *stream.reader;
+  if (!stream.writer) stream.writer.emplace(config_.counters->pool.get());
+  RecordWriter& writer = *stream.writer;
   const uint64_t fetched_before = reader.stats().object_bytes;
   while (result.bytes < reserved && !stopping_.load(std::memory_order_relaxed)) {
     if (cancel_.cancelled()) {  // a few atomic loads per record; the message only when it happens
@@ -343,7 +357,8 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
       break;
     }
     Item item;
-    Result<bool> more = reader.Next(&item.record);
+    std::string_view view;
+    Result<bool> more = reader.Next(&view);
     if (!more.ok()) {
       result.error = more.status();
       break;
@@ -360,6 +375,8 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
       }
       break;
     }
+    // The one copy: from the reader's chunk into the pool's block.
+    item.record = writer.Copy(view);
     if (Status parsed = ParseInto(item, reader); !parsed.ok()) {
       result.error = parsed;
       break;
@@ -393,6 +410,8 @@ void Pipeline::RunFetch(std::shared_ptr<Stream> stream, uint64_t reserved) {
         stream->queued_bytes += item.bytes;
         stream->queue.push_back(std::move(item));
       }
+      result.items.clear();
+      stream->spare_items = std::move(result.items);
       if (!result.error.ok()) {
         if (options_.bad_shard_policy == BadShardPolicy::kSkip && result.error.code() != StatusCode::kCancelled) {
           log::Write(log::Level::kInfo, "loader", "skipping the rest of a bad shard: " + result.error.ToString());
@@ -405,6 +424,8 @@ void Pipeline::RunFetch(std::shared_ptr<Stream> stream, uint64_t reserved) {
       if (result.cut_at) RecordCutLocked(*stream, *result.cut_at);
       if (result.end) stream->ended = true;
     }
+    // A finished stream's partly filled block goes back once its records do.
+    if (stream->ended) stream->writer.reset();
     if (stream->ended && stream->reader) {
       finished_reader = std::move(stream->reader);
       --open_readers_;
@@ -465,14 +486,17 @@ Result<std::vector<Pipeline::Item>> Pipeline::Materialize(const std::vector<Reco
       uint64_t at = refs[positions.front()].index;
       SPOOL_ASSIGN_OR_RETURN(auto reader, OpenReader(range, range.begin + at, epoch_));
       std::string_view dropped;
+      RecordWriter writer(config_.counters->pool.get());
       for (size_t position : positions) {
         for (; at < refs[position].index; ++at) {  // between wanted records: read, never decode
           SPOOL_ASSIGN_OR_RETURN(bool more, reader->Next(&dropped));
           if (!more) return DataLossError(reader->url() + " ended early while resuming; the shard changed");
         }
         Item& item = items[position];
-        SPOOL_ASSIGN_OR_RETURN(bool more, reader->Next(&item.record));
+        std::string_view view;
+        SPOOL_ASSIGN_OR_RETURN(bool more, reader->Next(&view));
         if (!more) return DataLossError(reader->url() + " ended early while resuming; the shard changed");
+        item.record = writer.Copy(view);
         ++at;
         SPOOL_RETURN_IF_ERROR(ParseInto(item, *reader));
         item.bytes = item.record.size() + kItemOverhead +

@@ -42,8 +42,37 @@
 
 namespace spool::loader {
 
-// Counters that outlive a pipeline (a Resume starts a new one).
+// A FIFO that keeps its storage: std::deque frees and allocates a node every
+// few items, and the loader makes no allocation per record. Items taken are
+// reset at once (a record's block returns as soon as the record moves on);
+// the taken front is dropped when it is half the vector, so the storage
+// stays within twice the most items queued. Not thread-safe.
+template <typename T>
+class ReusedQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  T& front() { return items_[head_]; }
+  void push_back(T item) { items_.push_back(std::move(item)); }
+  void pop_front() {
+    items_[head_++] = T();
+    if (head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ * 2 >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<T> items_;
+  size_t head_ = 0;
+};
+
+// Counters that outlive a pipeline (a Resume starts a new one), and the
+// record pool every pipeline of the loader fills.
 struct CounterBlock {
+  std::shared_ptr<RecordPool> pool;
   std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
   // Where the loader's stores count their requests, and their value at Open
   // (DataLoader::Open sets both before the first pipeline starts).
@@ -86,7 +115,7 @@ class Pipeline {
 
  private:
   struct Item {
-    std::string record;
+    PooledRecord record;  // a view of a pooled block
     std::optional<tensorflow::Example> example;
     uint64_t bytes = 0;  // what it counts against the budget
   };
@@ -102,7 +131,9 @@ class Pipeline {
     Segment range;                   // end includes this epoch's known truncation
     uint64_t next_record = 0;        // shard record index of the next fetch
     std::unique_ptr<records::RecordReader> reader;  // used by the fetch task in flight only
-    std::deque<Item> queue;
+    std::optional<RecordWriter> writer;             // likewise: fills the pool's blocks
+    std::vector<Item> spare_items;                  // the last fetch's vector, kept for its capacity
+    ReusedQueue<Item> queue;
     uint64_t queued_bytes = 0;
     bool fetching = false;
     bool ended = false;
@@ -126,6 +157,7 @@ class Pipeline {
   std::shared_ptr<Stream> StreamLocked(size_t segment);
   void AccountLocked(int64_t delta);
   uint64_t buffered_bytes_locked() const;
+  uint64_t held_locked() const;
   uint64_t ShuffleSeed(uint64_t epoch) const;
   void RecordCutLocked(Stream& stream, uint64_t cut_at);
   std::optional<uint64_t> CutFor(uint64_t epoch, uint32_t shard) const;
@@ -172,11 +204,12 @@ class Pipeline {
   uint64_t epoch_records_ = 0;  // records assembled in epoch_
   std::map<size_t, std::shared_ptr<Stream>> streams_;
   std::optional<size_t> waiting_for_;  // the segment the assembler waits on
+  std::vector<size_t> window_, sloppy_window_;  // scratch of AdmitFetchesLocked and the assembler
   std::vector<Item> batch_;
   uint64_t batch_bytes_ = 0;
   std::deque<ReadyBatch> ready_;
   int fetches_in_flight_ = 0;
-  uint64_t in_use_ = 0;  // decoded bytes held: queues, shuffle buffer, batches
+  uint64_t in_use_ = 0;  // decoded bytes held: queues, shuffle buffer, batches (see held_locked)
   // kSkip cuts: epoch -> shard -> records readable.
   std::map<uint64_t, std::map<uint32_t, uint64_t>> cuts_;
 
