@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """spool's Python package beside the Python tools a PyTorch user would pick,
-on the same S3 server in the same run (issue #40 item 1, issue #39's DCP bench):
+on the same S3 server in the same run (and torch.distributed.checkpoint):
 
 - streaming: spool.torch.StreamingDataset (TFRecord shards, 0 and 2 workers)
   vs s3torchconnector's S3IterableDataset over the same shards (raw bytes, and
@@ -628,7 +628,7 @@ def goals(results: Dict[str, Any]) -> List[Dict[str, Any]]:
 def markdown(results: Dict[str, Any]) -> str:
     lines = []
     if results.get("goals"):
-        lines += ["", "| goal (issue #40) | measured | |", "|---|---|---|"]
+        lines += ["", "| goal | measured | |", "|---|---|---|"]
         lines += [f"| {g['goal']} | {g['value']} | {'met' if g['met'] else 'MISSED'} |" for g in results["goals"]]
     for section, rows in results.items():
         if not isinstance(rows, dict):
