@@ -122,6 +122,14 @@ def encode_example(features: Mapping[str, Any]) -> bytes:
     return _spool._encode_example(entries)
 
 
+def _require_non_negative(**options: int) -> None:
+    """ValueError naming the first option given a negative number (the native
+    loader takes these as unsigned and would answer with a signature dump)."""
+    for name, value in options.items():
+        if value < 0:
+            raise ValueError(f"{name}={value}: must be 0 or more")
+
+
 class DataLoader:
     """Streams a TFRecord dataset as batches (see the module's docstring).
 
@@ -182,6 +190,9 @@ class DataLoader:
         self.batch_size = batch_size
         self.seed = seed
         self.epoch: Optional[int] = None  # of the last batch
+        _require_non_negative(batch_size=batch_size, shuffle_buffer=shuffle_buffer, epochs=epochs,
+                              memory_budget=memory_budget, read_ahead=read_ahead, partitions=partitions,
+                              global_batch_size=global_batch_size, cache_limit=cache_limit)
         self._native = _spool._DataLoader(
             [os.fspath(i) for i in inputs], batch_size, seed, shuffle, shuffle_buffer, epochs, drop_remainder,
             rank, world_size, local_workers, local_worker, interleave, memory_budget, read_ahead,

@@ -135,6 +135,8 @@ def test_bad_inputs_and_specs_are_clear_errors(root: str) -> None:
     manifest = _write_dataset(root, records=20, shards=2)
     with pytest.raises(FileNotFoundError, match="missing.manifest.json"):
         spool.DataLoader(f"{root}/missing.manifest.json")
+    with pytest.raises(ValueError, match=r"^cache_limit=-1: must be 0 or more$"):
+        spool.DataLoader(manifest, cache_dir=f"{root}-cache", cache_limit=-1)
     with pytest.raises(ValueError, match="feature 'pixels' of example 0 in the batch has 6 values; "
                                          r"the spec's shape \(4,\) needs 4"):
         with spool.DataLoader(manifest, features={"pixels": ("float32", (4,))}) as loader:
