@@ -66,7 +66,7 @@ def _source(source: Source, follow_symlinks: bool):
     files, buffers = {}, {}
     for path, value in source.items():
         if isinstance(value, (bytes, bytearray, memoryview)):
-            buffers[path] = bytes(value)
+            buffers[path] = value  # borrowed, not copied: see python/src/checkpoints.cc
         elif isinstance(value, (str, os.PathLike)):
             files[path] = os.fspath(value)
         else:
@@ -172,6 +172,8 @@ class CheckpointManager:
         A folder's symbolic links to files inside it are saved as those files; any
         other link is a ValueError naming it, unless ``follow_symlinks`` saves what
         every link points to, wherever it is. A missing folder is FileNotFoundError.
+        Buffers are uploaded in place, not copied: leave them unchanged until this
+        returns (a bytearray cannot be resized meanwhile).
         """
         return _manifest(self._native.save(step, _source(source, follow_symlinks), dict(metadata or {})))
 

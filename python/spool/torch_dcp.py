@@ -35,6 +35,7 @@ does: load only from a root whose writers you trust.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import os
@@ -119,20 +120,25 @@ def _bins(items: Sequence[WriteItem], count: int) -> List[List[WriteItem]]:
     return bins
 
 
-def _serialize(item: WriteItem, data: Any) -> memoryview:
-    """An item's bytes as DCP's file writer stores them: a BYTE_IO item's
-    buffer as it is, a tensor through torch.save (only the tensor's own
-    elements: a view of a larger storage is copied out first)."""
-    if item.type == WriteItemType.BYTE_IO:
-        return data.getbuffer()
+def _tensor(data: torch.Tensor) -> torch.Tensor:
+    """The tensor DCP's file writer stores for a tensor item: on the CPU, and
+    only its own elements (a view of a larger storage is copied out first)."""
     tensor = data.detach()
     if tensor.device.type != "cpu":
         tensor = tensor.cpu()
     if tensor.untyped_storage().nbytes() != tensor.numel() * tensor.element_size():
         tensor = tensor.clone()
-    buffer = io.BytesIO()
-    torch.save(tensor, buffer)
-    return buffer.getbuffer()
+    return tensor
+
+
+def _serialize_into(stream: io.BytesIO, item: WriteItem, data: Any) -> None:
+    """Appends an item's bytes as DCP's file writer stores them to `stream`:
+    a BYTE_IO item's buffer as it is, a tensor through torch.save, written
+    straight into `stream` (no buffer of its own to copy from)."""
+    if item.type == WriteItemType.BYTE_IO:
+        stream.write(data.getbuffer())
+    else:
+        torch.save(_tensor(data), stream)
 
 
 class StorageWriter(_StorageWriter):
@@ -230,7 +236,7 @@ class StorageWriter(_StorageWriter):
             os.makedirs(self.staging_dir, exist_ok=True)
             staging = tempfile.mkdtemp(prefix=f".spool-dcp-{data.rank}-", dir=self.staging_dir)
         try:
-            files: Dict[str, Union[bytes, str]] = {}
+            files: Dict[str, Union[memoryview, str]] = {}
             results: List[WriteResult] = []
             for number, items in enumerate(_bins(plan.items, self.files_per_rank)):
                 if items or (number == 0 and not plan.items):  # a rank with nothing still writes its part
@@ -251,21 +257,29 @@ class StorageWriter(_StorageWriter):
         return future
 
     def _write_file(self, name: str, items: Sequence[WriteItem], planner: SavePlanner, path: str,
-                    staging: Optional[str], results: List[WriteResult]) -> Union[bytes, str]:
+                    staging: Optional[str], results: List[WriteResult]) -> Union[memoryview, str]:
         """Writes `items` one after another into one file (in memory, or in
-        `staging`), recording each one's offset, length and CRC32C."""
+        `staging`), recording each one's offset, length and CRC32C. In
+        memory, the file is one buffer each item is serialised into, handed
+        on as a view (the upload borrows it): a tensor's bytes are copied
+        once, by torch.save."""
+        stream = io.BytesIO()
         local = None if staging is None else os.path.join(staging, name)
-        with (io.BytesIO() if local is None else open(local, "wb")) as stream:
+        with (open(local, "wb") if local is not None else contextlib.nullcontext()) as file:
             for item in items:
-                payload = _serialize(item, planner.resolve_data(item))
-                offset = stream.tell()
-                stream.write(payload)
-                location = {"path": path, "offset": offset, "length": payload.nbytes,
-                            "crc32c": _spool._crc32c(payload)}
-                results.append(WriteResult(index=item.index, size_in_bytes=payload.nbytes, storage_data=location))
-            if local is None:
-                return stream.getvalue()
-        return local
+                start = stream.tell()
+                _serialize_into(stream, item, planner.resolve_data(item))
+                with stream.getbuffer() as whole, whole[start:] as payload:
+                    length, crc = payload.nbytes, _spool._crc32c(payload)
+                    if file is not None:
+                        file.write(payload)
+                if file is not None:  # one item in memory at a time
+                    stream.seek(0)
+                    stream.truncate()
+                offset = start if file is None else file.tell() - length
+                location = {"path": path, "offset": offset, "length": length, "crc32c": crc}
+                results.append(WriteResult(index=item.index, size_in_bytes=length, storage_data=location))
+        return stream.getbuffer() if local is None else local
 
     def finish(self, metadata: Metadata, results: List[List[WriteResult]]) -> None:
         """Uploads DCP's metadata as spool rank 0's part and commits the step

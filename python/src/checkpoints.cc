@@ -1,6 +1,9 @@
 // The CheckpointManager, for spool/checkpoints.py. Saves, restores and
-// waits release the GIL; sources are copied into a CheckpointSource (bytes
-// buffers included) before it is released. A manager opened before fork()
+// waits release the GIL. A source borrows its Python buffers (bytes,
+// bytearray, memoryview...): it holds a buffer export of each, so that they
+// stay alive and cannot be resized while it exists, and save() uploads them
+// without copying; save_async() copies them before it returns. A manager
+// opened before fork()
 // cannot be used in the child and is left to the parent there (process.h).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -11,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "bindings.h"
 #include "metrics.h"
@@ -31,6 +36,30 @@ using checkpoint::CheckpointStats;
 using checkpoint::ExistingFolder;
 
 namespace {
+
+// A Python object's bytes, exported (PyBUF_SIMPLE: contiguous, read-only)
+// for as long as this lives; made and destroyed with the GIL held.
+class Export {
+ public:
+  explicit Export(py::handle object) {
+    if (PyObject_GetBuffer(object.ptr(), &view_, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  }
+  ~Export() { PyBuffer_Release(&view_); }
+  Export(const Export&) = delete;
+  Export& operator=(const Export&) = delete;
+
+  std::string_view bytes() const { return {static_cast<const char*>(view_.buf), static_cast<size_t>(view_.len)}; }
+
+ private:
+  Py_buffer view_{};
+};
+
+// What Python's _checkpoint_source returns: the source and the exports of
+// the buffers it borrows (kept until Python drops it).
+struct PySource {
+  CheckpointSource source;
+  std::vector<std::unique_ptr<Export>> exports;
+};
 
 py::dict FilesAndMetadata(const std::vector<CheckpointFile>& files, const std::map<std::string, std::string>& metadata) {
   py::list file_list;
@@ -118,19 +147,20 @@ class Manager {
     return out;
   }
 
-  py::dict Save(int64_t step, CheckpointSource source, std::map<std::string, std::string> metadata) {
+  py::dict Save(int64_t step, const PySource& source, std::map<std::string, std::string> metadata) {
     CheckpointManager& manager = Get();
     CheckpointManifest manifest = [&] {
       py::gil_scoped_release release;
-      return Unwrap(manager.Save(step, source, std::move(metadata)));
+      return Unwrap(manager.Save(step, source.source, std::move(metadata)));
     }();
     return ManifestDict(manifest);
   }
 
-  bool SaveAsync(int64_t step, CheckpointSource source, std::map<std::string, std::string> metadata) {
+  bool SaveAsync(int64_t step, const PySource& source, std::map<std::string, std::string> metadata) {
     CheckpointManager& manager = Get();
     py::gil_scoped_release release;
-    AsyncSaveStart start = Unwrap(manager.SaveAsync(step, std::move(source), std::move(metadata)));
+    // SaveAsync copies the borrowed buffers before it returns.
+    AsyncSaveStart start = Unwrap(manager.SaveAsync(step, source.source, std::move(metadata)));
     ThrowIfError(start.previous);  // an earlier background save failed and was not collected
     return start.started;
   }
@@ -198,26 +228,31 @@ class Manager {
 
 // A source from what Python passes: a folder (its symbolic links followed
 // only with `follow_symlinks`, as CheckpointSource::Symlinks says), and/or
-// files and buffers by their path inside the checkpoint.
-CheckpointSource MakeSource(std::optional<std::filesystem::path> folder,
-                            const std::map<std::string, std::filesystem::path>& files,
-                            const std::map<std::string, py::bytes>& buffers, bool follow_symlinks) {
-  CheckpointSource source;
+// files and buffers (borrowed, see the top) by their path inside the
+// checkpoint.
+std::unique_ptr<PySource> MakeSource(std::optional<std::filesystem::path> folder,
+                                     const std::map<std::string, std::filesystem::path>& files,
+                                     const std::map<std::string, py::object>& buffers, bool follow_symlinks) {
+  auto out = std::make_unique<PySource>();
+  CheckpointSource& source = out->source;
   if (folder) {
     source = Unwrap(CheckpointSource::FromFolder(
         *folder, follow_symlinks ? CheckpointSource::Symlinks::kFollow : CheckpointSource::Symlinks::kInsideFolder));
   }
   for (const auto& [path, file] : files) source.AddFile(path, file);
-  for (const auto& [path, bytes] : buffers) source.AddBuffer(path, std::string(bytes));
+  for (const auto& [path, object] : buffers) {
+    out->exports.push_back(std::make_unique<Export>(object));
+    source.AddBufferView(path, out->exports.back()->bytes());
+  }
   ThrowIfError(source.Validate());
   if (source.empty()) throw StatusError(InvalidArgumentError("nothing to save: the checkpoint source is empty"));
-  return source;
+  return out;
 }
 
 }  // namespace
 
 void RegisterCheckpoints(py::module_& m) {
-  py::class_<CheckpointSource>(m, "_CheckpointSource");
+  py::class_<PySource>(m, "_CheckpointSource");
   m.def("_checkpoint_source", &MakeSource, py::arg("folder"), py::arg("files"), py::arg("buffers"),
         py::arg("follow_symlinks"));
   py::class_<Manager>(m, "_CheckpointManager")

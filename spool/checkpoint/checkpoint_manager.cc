@@ -140,6 +140,7 @@ Result<AsyncSaveStart> CheckpointManager::SaveAsync(int64_t step, CheckpointSour
     background_.reset();
   }
 
+  source.OwnBuffers();  // the caller's borrowed bytes may be gone before the upload
   std::optional<fs::path> staging;
   if (HasFiles(source)) {
     staging = StagingFolder(options_, source, step);

@@ -128,7 +128,7 @@ uint64_t CheckpointManager::SaveIdOf(int64_t step, const CheckpointSource& sourc
   mix(std::to_string(options_.rank) + "/" + std::to_string(options_.world_size) + "/" + std::to_string(step));
   for (const CheckpointSource::Entry& entry : source.entries()) {
     mix(entry.path);
-    if (const auto* bytes = std::get_if<std::string>(&entry.content)) {
+    if (const std::optional<std::string_view> bytes = entry.bytes()) {
       mix(std::to_string(bytes->size()) + ":" + std::to_string(crc32c::Value(bytes->data(), bytes->size())));
       continue;
     }
@@ -173,11 +173,11 @@ Result<CheckpointFile> CheckpointManager::UploadEntry(const std::string& key, co
   uint32_t crc = 0;
   uint64_t size = 0;
 
-  if (const auto* bytes = std::get_if<std::string>(&entry.content)) {
+  if (const std::optional<std::string_view> bytes = entry.bytes()) {
     write_options.expected_size = bytes->size();
     SPOOL_ASSIGN_OR_RETURN(auto writer, store_->OpenWrite(key, write_options));
     for (uint64_t offset = 0; offset < bytes->size(); offset += chunk_size) {
-      std::string_view chunk = std::string_view(*bytes).substr(offset, chunk_size);
+      std::string_view chunk = bytes->substr(offset, chunk_size);
       crc = crc32c::Extend(crc, chunk.data(), chunk.size());
       SPOOL_RETURN_IF_ERROR(writer->Append(chunk));
     }

@@ -148,6 +148,23 @@ CheckpointSource& CheckpointSource::AddBuffer(std::string path, std::string byte
   return *this;
 }
 
+CheckpointSource& CheckpointSource::AddBufferView(std::string path, std::string_view bytes) {
+  entries_.push_back(Entry{std::move(path), bytes});
+  return *this;
+}
+
+void CheckpointSource::OwnBuffers() {
+  for (Entry& entry : entries_) {
+    if (const auto* view = std::get_if<std::string_view>(&entry.content)) entry.content = std::string(*view);
+  }
+}
+
+std::optional<std::string_view> CheckpointSource::Entry::bytes() const {
+  if (const auto* owned = std::get_if<std::string>(&content)) return std::string_view(*owned);
+  if (const auto* view = std::get_if<std::string_view>(&content)) return *view;
+  return std::nullopt;
+}
+
 Status CheckpointSource::Validate() const {
   std::vector<CheckpointFile> files;
   files.reserve(entries_.size());

@@ -1,11 +1,14 @@
 // What a checkpoint is saved from: a local folder, a list of local files, or
 // in-memory buffers (mixed freely), each entry under a relative path.
 //
-// A CheckpointSource is a value. Buffers are owned by it (move them in);
-// files are referenced by path and read during the save. Not thread-safe.
+// A CheckpointSource is a value. Buffers are owned by it (move them in), or
+// borrowed (AddBufferView: the caller keeps the bytes alive and unchanged
+// until the save returns; SaveAsync copies them first); files are
+// referenced by path and read during the save. Not thread-safe.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -19,8 +22,11 @@ class CheckpointSource {
  public:
   struct Entry {
     std::string path;  // relative path inside the checkpoint, '/'-separated
-    // A local file to read, or the bytes themselves.
-    std::variant<std::filesystem::path, std::string> content;
+    // A local file to read, the bytes themselves, or borrowed bytes.
+    std::variant<std::filesystem::path, std::string, std::string_view> content;
+
+    // The bytes of a buffer entry (owned or borrowed); nullopt for a file.
+    std::optional<std::string_view> bytes() const;
   };
 
   // What FromFolder does with a symbolic link below the folder.
@@ -53,6 +59,13 @@ class CheckpointSource {
   CheckpointSource& AddFile(std::string path, std::filesystem::path local_file);
   // Adds bytes, saved as `path` (pass an rvalue to avoid a copy).
   CheckpointSource& AddBuffer(std::string path, std::string bytes);
+  // Adds bytes saved as `path` without copying them: the caller keeps them
+  // alive and unchanged until the save that reads them returns (a large
+  // buffer, saved without a second copy in memory).
+  CheckpointSource& AddBufferView(std::string path, std::string_view bytes);
+  // Copies every borrowed buffer into one this source owns, so that it no
+  // longer depends on the caller's memory (before a background save).
+  void OwnBuffers();
 
   const std::vector<Entry>& entries() const { return entries_; }
   // The folder given to FromFolder (empty otherwise).

@@ -1,5 +1,6 @@
 // CheckpointSource::FromFolder: what a folder's symbolic links and special
-// files become, the rule `spool ckpt save` and Python's save share.
+// files become, the rule `spool ckpt save` and Python's save share; and
+// borrowed buffers, which OwnBuffers() copies.
 #include "spool/checkpoint/source.h"
 
 #include <gtest/gtest.h>
@@ -103,6 +104,21 @@ TEST_F(SourceTest, AMissingFolderIsNotFoundAndAFileIsNotAFolder) {
                                             " does not exist; give the folder that holds the files to save");
   Result<CheckpointSource> file = CheckpointSource::FromFolder(dir_ / "secret");
   EXPECT_EQ(file.status().code(), StatusCode::kInvalidArgument) << file.status().ToString();
+}
+
+TEST(SourceBuffersTest, ABorrowedBufferIsReadInPlaceUntilOwned) {
+  std::string bytes = "weights";
+  CheckpointSource source;
+  source.AddBufferView("model.pt", bytes).AddBuffer("vocab.txt", "words");
+  ASSERT_EQ(source.entries().size(), 2u);
+  EXPECT_EQ(source.entries()[0].bytes()->data(), bytes.data());  // not copied
+  EXPECT_EQ(*source.entries()[1].bytes(), "words");
+
+  source.OwnBuffers();
+  bytes = "changed";  // the caller's bytes no longer matter
+  EXPECT_EQ(*source.entries()[0].bytes(), "weights");
+  EXPECT_EQ(*source.entries()[1].bytes(), "words");
+  EXPECT_FALSE(CheckpointSource().AddFile("a", "/tmp/a").entries()[0].bytes().has_value());
 }
 
 }  // namespace
