@@ -37,6 +37,7 @@ struct CpOptions {
   std::vector<std::string> paths;  // sources, then the destination
   bool recursive = false;
   bool no_resume = false;
+  bool fsync = false;
 };
 
 struct Side {
@@ -62,9 +63,13 @@ Result<ObjectInfo> CopyOne(const Side& from, const Side& to, const TransferOptio
 // Thread-safe except Submit (see there).
 class CopyRunner {
  public:
-  CopyRunner(const GlobalOptions& global, bool resume)
+  // `base`: what every copy shares (resume, durable); the runner adds the
+  // rest per copy.
+  CopyRunner(const GlobalOptions& global, TransferOptions base)
       : global_(global),
-        resume_(resume), progress_(global, Progress::Unit::kBytes, 0), group_(DefaultExecutor()) {}
+        base_(std::move(base)),
+        progress_(global, Progress::Unit::kBytes, 0),
+        group_(DefaultExecutor()) {}
 
   // Blocks while one copy per executor thread is running (SPOOL_THREADS):
   // each copy mostly waits on the network, so more would only queue.
@@ -81,10 +86,9 @@ class CopyRunner {
       ++started_;
     }
     group_.Submit([this, from = std::move(from), to = std::move(to)]() -> Status {
-      TransferOptions transfer;
+      TransferOptions transfer = base_;
       transfer.on_progress = [this](uint64_t bytes) { progress_.Add(bytes); };
       transfer.listed = from.listed;
-      transfer.resume = resume_;
       Result<ObjectInfo> copied = CopyOne(from, to, transfer);
       std::lock_guard lock(mu_);
       --running_;
@@ -138,7 +142,7 @@ class CopyRunner {
   }
 
   const GlobalOptions& global_;
-  const bool resume_;  // uploads from files continue what a killed run left
+  const TransferOptions base_;
   const size_t copies_in_flight_ = static_cast<size_t>(DefaultExecutor().threads());
   std::mutex mu_;
   std::condition_variable slot_free_;
@@ -264,7 +268,10 @@ Status RunCp(const CpOptions& options, const GlobalOptions& global) {
   if (from_stdin) return CopyFromStdin(SideOf(destination, destination.key));
   const bool into_folder = options.recursive || sources.size() > 1 || destination.key.empty() ||
                            destination.key.ends_with('/') || IsExistingLocalDirectory(destination);
-  CopyRunner runner(global, !options.no_resume);
+  TransferOptions base;
+  base.resume = !options.no_resume;  // uploads from files continue what a killed run left
+  base.durable = options.fsync;
+  CopyRunner runner(global, std::move(base));
   for (const std::string& text : sources) {
     Result<StoreLocation> source = Open(text, global);
     if (!source.ok()) {
@@ -299,6 +306,9 @@ Command AddCpCommand(CLI::App& spool, const GlobalOptions& global) {
   app->add_flag("--no-resume", options->no_resume,
                 "Do not continue an upload a killed spool left for the same file, and keep no state for one "
                 "(by default large uploads from files resume: docs/integrity.md)");
+  app->add_flag("--fsync", options->fsync,
+                "Make each downloaded file durable (fsync it and its folder) before reporting it copied; "
+                "off by default, as in the AWS CLI and rclone (docs/integrity.md)");
   app->footer(
       "Examples:\n"
       "  spool cp ./model.ckpt s3://my-bucket/ckpt/model.ckpt\n"

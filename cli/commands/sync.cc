@@ -29,6 +29,7 @@ struct SyncOptions {
   bool delete_extra = false;
   bool dry_run = false;
   bool no_resume = false;
+  bool fsync = false;
 };
 
 // Every object below the folder `prefix`, by key relative to it. A folder
@@ -122,6 +123,7 @@ Status RunSync(const SyncOptions& options, const GlobalOptions& global) {
   TransferOptions transfer;
   transfer.on_progress = [&progress](uint64_t bytes) { progress.Add(bytes); };
   transfer.resume = !options.no_resume;
+  transfer.durable = options.fsync;
   std::mutex print_mu;
   auto report = [&](const std::string& verb, const std::string& from, const std::string& to, uint64_t size) {
     std::lock_guard lock(print_mu);
@@ -187,6 +189,9 @@ Command AddSyncCommand(CLI::App& spool, const GlobalOptions& global) {
   app->add_flag("--dry-run", options->dry_run, "Only say what would be copied and deleted");
   app->add_flag("--no-resume", options->no_resume,
                 "Do not continue uploads a killed spool left, and keep no state for them");
+  app->add_flag("--fsync", options->fsync,
+                "Make each downloaded file durable (fsync it and its folder) before reporting it copied; "
+                "off by default, as in the AWS CLI and rclone (docs/integrity.md)");
   app->footer(
       "Examples:\n"
       "  spool sync ./dataset/ s3://my-bucket/dataset/\n"

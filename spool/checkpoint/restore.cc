@@ -15,9 +15,10 @@
 
 #include "spool/checkpoint/checkpoint_manager.h"
 #include "spool/checkpoint/stats.h"
-#include "spool/core/parallel_for.h"
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
+#include "spool/core/parallel_for.h"
+#include "spool/core/storage/local_files.h"
 #include "spool/core/storage/transfer.h"
 
 namespace spool::checkpoint {
@@ -290,6 +291,8 @@ Result<CheckpointManifest> CheckpointManager::RestoreUncounted(CheckpointManifes
   fs::path old;
   SPOOL_RETURN_IF_ERROR(SwapIntoPlace(temp.path(), destination, &old));
   temp.Release();
+  // Each file was made durable as it arrived; this makes the swap durable.
+  SPOOL_RETURN_IF_ERROR(SyncFolder(destination.has_parent_path() ? destination.parent_path().string() : "."));
   if (!old.empty()) {
     fs::remove_all(old, error);
     if (error) log::Write(log::Level::kInfo, "checkpoint", "cannot remove " + old.string() + ": " + error.message());
@@ -305,6 +308,9 @@ Status CheckpointManager::DownloadAll(const CheckpointManifest& manifest, const 
   transfer.budget = &budget();
   transfer.part_size = options_.download_part_size;
   transfer.concurrency = options_.download_concurrency;
+  // A restored checkpoint is what a job resumes from after a crash of the
+  // machine too: every file is on disk before the folder is swapped in.
+  transfer.durable = true;
   return ParallelFor(executor(), manifest.files.size(), options_.file_concurrency, [&](size_t i) -> Status {
     const CheckpointFile& file = manifest.files[i];
     const std::string key = layout_.FileKey(manifest.step, key_folder + file.object_path());

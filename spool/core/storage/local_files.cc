@@ -1,6 +1,8 @@
 #include "spool/core/storage/local_files.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -48,6 +50,15 @@ Status ErrnoStatus(int error, std::string_view path, std::string_view what) {
     default:
       return InternalError(std::move(message));
   }
+}
+
+Status SyncFolder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, folder, "open the folder to fsync it");
+  const int synced = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  return synced == 0 ? OkStatus() : ErrnoStatus(error, folder, "fsync the folder");
 }
 
 std::string TemporaryNameFor(std::string_view file_name) {

@@ -1,5 +1,6 @@
 // Helpers shared by the local-file store, the transfer functions and the
-// checkpoint source: errno to Status, what a special file is, and the names
+// checkpoint source: errno to Status, what a special file is, a folder's
+// fsync, and the names
 // of the temporary files that writes and downloads go through before they
 // are renamed into place.
 #pragma once
@@ -22,6 +23,10 @@ Status ErrnoStatus(int error, std::string_view path, std::string_view what);
 // st_mode: "a FIFO (named pipe)", "a socket", "a character device", "a block
 // device", else "a special file".
 std::string DescribeSpecialFile(mode_t mode);
+
+// fsyncs a folder, so that a rename or create in it that has completed is
+// durable (a file's own fsync does not cover its name). Errors name the folder.
+Status SyncFolder(const std::string& folder);
 
 // ".<name>.spool-tmp-<random>": hidden, in the same folder as the target,
 // unique per call. Thread-safe.

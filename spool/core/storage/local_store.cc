@@ -158,14 +158,6 @@ Status WriteFully(int fd, const char* data, size_t size, const std::string& path
   return OkStatus();
 }
 
-// Makes a completed rename durable.
-void SyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
 // Moves `from` to `to`, failing with EEXIST when `to` exists (atomically).
 int RenameNoReplace(const std::string& from, const std::string& to) {
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
@@ -242,7 +234,7 @@ class LocalWritable : public WritableObject {
       return ErrnoStatus(errno, path_, "rename into place");
     }
     temp_path_.clear();
-    SyncDirectory(dir_);
+    SyncFolder(dir_).IgnoreError();  // the object is in place either way; only its durability is lost
     return InfoOf(key_, st);
   }
 

@@ -497,10 +497,11 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
   }
   // The temporary file goes away as we return: nothing partial is left.
   SPOOL_RETURN_IF_ERROR(CancelToken::Current().Check("downloading " + source_url));
-  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, name, "fsync");
+  if (options.durable && ::fsync(fd.get()) != 0) return ErrnoStatus(errno, name, "fsync");
   if (fd.Close() != 0) return ErrnoStatus(errno, name, "close");
   if (::rename(temp.path().c_str(), name.c_str()) != 0) return ErrnoStatus(errno, name, "rename into place");
   temp.Release();
+  if (options.durable) SPOOL_RETURN_IF_ERROR(SyncFolder(folder.empty() ? "." : folder.string()));
   info.crc32c = crc;
   return info;
 }

@@ -50,6 +50,12 @@ struct TransferOptions {
   // the same file left on the same object. Off by default: the CLI's cp,
   // cp -r and sync turn it on (--no-resume turns it off).
   bool resume = false;
+  // DownloadFile: fsync the file before renaming it into place, and its
+  // folder after, so that a download survives a power loss once the call
+  // returns. Off by default, as in the AWS CLI, rclone and gsutil (the
+  // rename alone already hides a partial file from readers); checkpoint
+  // restores turn it on, and `spool cp/sync --fsync` (docs/integrity.md).
+  bool durable = false;
 };
 
 // Reads [offset, offset + buffer.size()) of `object` into `buffer` with
@@ -77,7 +83,8 @@ Result<ObjectInfo> UploadFile(const std::filesystem::path& path, ObjectStore& to
 // renamed into place only when complete and checked against the object's
 // crc32c, else its digest (then the file is read back and hashed in order
 // after its parts are written); a mismatch is DataLoss and leaves nothing.
-// Returns the info with the crc32c computed over the bytes written.
+// Durable on disk only with options.durable. Returns the info with the
+// crc32c computed over the bytes written.
 Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const std::filesystem::path& path,
                                 const TransferOptions& options = {});
 
