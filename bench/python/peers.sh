@@ -19,6 +19,6 @@ command -v aws >/dev/null || { echo "peers.sh: WebDataset streams with the AWS C
 # shellcheck source=../rgw_env.sh
 source "$root/bench/rgw_env.sh" spool-peers-bench
 export PYTHONPATH=$build/python:$build/python-peers${PYTHONPATH:+:$PYTHONPATH}
-export S3_ENDPOINT_URL=$AWS_ENDPOINT_URL AWS_REGION=${AWS_REGION:-us-east-1}
+export S3_ENDPOINT_URL=$AWS_ENDPOINT_URL AWS_REGION=${AWS_REGION:-us-east-1} SPOOL_CLI=$build/cli/spool
 "$python" "$root/bench/python/peers_bench.py" --s3 "s3://$bucket/peers-$$" --local "$local_dir" \
   --s3fs-site "$build/python-s3fs" "$@"

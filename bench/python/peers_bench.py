@@ -11,8 +11,9 @@ on the same S3 server in the same run (and torch.distributed.checkpoint):
 - checkpoint: a state_dict saved and loaded with spool.torch.save/load vs
   s3torchconnector's S3Checkpoint vs boto3 upload_fileobj/download_fileobj vs
   s3fs (run with its own overlay, --s3fs-site: aiobotocore pins an older botocore);
-- dcp: torch.distributed.checkpoint save/load (one process) with
-  spool.torch.dcp vs s3torchconnector.dcp vs FileSystemWriter to local disk;
+- dcp: torch.distributed.checkpoint save/load of a state sharded over
+  --dcp-ranks processes (gloo) with spool.torch.dcp vs s3torchconnector.dcp vs
+  FileSystemWriter to local disk followed by `spool cp -r` (and back);
 - tfdata: tf.data TFRecordDataset + parse_example vs spool's RecordReader +
   parse_examples on the same local shards (NONE, GZIP), records per CPU second.
 
@@ -281,14 +282,42 @@ def one_checkpoint(peer: str, data: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def one_dcp(peer: str, data: Dict[str, Any]) -> Dict[str, Any]:
+def _sharded_state(mib: int, rank: int, ranks: int) -> Dict[str, Any]:
+    """`mib` MiB in all, as 64 MiB tensors sharded by rows over the ranks (DTensor,
+    Shard(0)): each rank holds and writes only its own rows, as under FSDP."""
+    import torch
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Shard
+    mesh = init_device_mesh("cpu", (ranks,))
+    generator = torch.Generator().manual_seed(1 + rank)
+    rows = (16 << 20) // 1024 // ranks  # a 64 MiB tensor is 16 Mi floats, 1,024 per row
+    return {f"layer{i}.weight": DTensor.from_local(torch.randn(rows, 1024, generator=generator), mesh, [Shard(0)],
+                                                   run_check=False)
+            for i in range(max(1, mib // 64))}
+
+
+def _spool_cp(source: str, destination: str) -> None:
+    subprocess.run([os.environ.get("SPOOL_CLI", "spool"), "--quiet", "cp", "-r", source, destination],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def _dcp_rank(rank: int, peer: str, data: Dict[str, Any], port: int, scratch: str) -> None:
+    """One rank of a DCP save and load (gloo). Every operation starts and ends at a
+    barrier; rank 0 writes the times, so each is the slowest rank's."""
+    import datetime
+    import torch
+    import torch.distributed as dist
     import torch.distributed.checkpoint as dcp
-    state = _state(data["state_mib"])
-    size = sum(t.numel() * t.element_size() for t in state.values())
-    out: Dict[str, Any] = {}
+    ranks = data["ranks"]
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=ranks, timeout=datetime.timedelta(minutes=10))
+    state = _sharded_state(data["state_mib"], rank, ranks)
     target = {k: v.clone().zero_() for k, v in state.items()}
+    size = data["state_mib"] << 20
+    out: Dict[str, Any] = {}
 
     def timed(name: str, run: Callable[[], Any]) -> None:
+        dist.barrier()
         clock = Clock()
         try:
             run()
@@ -297,44 +326,81 @@ def one_dcp(peer: str, data: Dict[str, Any]) -> Dict[str, Any]:
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
             out[name] = {"error": _why(e)}
+        # Every rank's CPU (and its children's: spool cp), summed; the slowest
+        # rank's time: the clock ends after the barrier.
+        cpu = torch.tensor([_cpu() - clock.cpu], dtype=torch.float64)
+        dist.all_reduce(cpu)
+        if "error" not in out[name]:
+            out[name].update(seconds=time.monotonic() - clock.start, cpu_seconds=float(cpu[0]))
+        if name.startswith("load") and "error" not in out[name]:  # what was loaded is what was saved
+            for key, tensor in state.items():
+                if not torch.equal(tensor.to_local(), target[key].to_local()):
+                    out[name] = {"error": f"rank {rank} loaded {key} wrong"}
+            for tensor in target.values():
+                tensor.to_local().zero_()
 
+    def on_rank0(run: Callable[[], Any]) -> Callable[[], None]:
+        def both() -> None:
+            if rank == 0:
+                run()
+            dist.barrier()
+        return both
+
+    root = f"{data['prefix']}/dcp/{peer}-{port}"
     if peer == "spool":
         import spool.torch
-        root = f"{data['prefix']}/dcp/spool-{os.getpid()}"
         timed("save", lambda: dcp.save(state, storage_writer=spool.torch.dcp.StorageWriter(root, 1)))
         timed("load", lambda: dcp.load(target, storage_reader=spool.torch.dcp.StorageReader(root, 1)))
-    elif peer == "filesystem":
-        folder = tempfile.mkdtemp(dir=data["local"])
-        timed("save", lambda: dcp.save(state, storage_writer=dcp.FileSystemWriter(folder)))
-        timed("load", lambda: dcp.load(target, storage_reader=dcp.FileSystemReader(folder)))
-        shutil.rmtree(folder, ignore_errors=True)
+    elif peer == "filesystem+cp":
+        saved, loaded = os.path.join(scratch, "saved"), os.path.join(scratch, "loaded")
+        timed("save to disk", lambda: dcp.save(state, storage_writer=dcp.FileSystemWriter(saved)))
+        timed("save (disk, then spool cp)", lambda: (dcp.save(state, storage_writer=dcp.FileSystemWriter(saved + "2")),
+                                                      on_rank0(lambda: _spool_cp(saved + "2", root))()))
+        timed("load (spool cp, then disk)", lambda: (on_rank0(lambda: _spool_cp(root, loaded))(),
+                                                      dcp.load(target, storage_reader=dcp.FileSystemReader(loaded))))
+        timed("load from disk", lambda: dcp.load(target, storage_reader=dcp.FileSystemReader(saved)))
     elif peer == "s3torchconnector":
         from s3torchconnector._s3client import S3Client
         from s3torchconnector.dcp import S3FileSystem, S3StorageReader, S3StorageWriter
-        path = f"{data['prefix']}/dcp/s3tc-{os.getpid()}"
 
         def at_endpoint(storage: Any) -> Any:
             """Its DCP classes take no endpoint: give their file system a client that has one."""
             client = S3Client("us-east-1", endpoint=os.environ["AWS_ENDPOINT_URL"], s3client_config=_s3_config())
             storage.fs = S3FileSystem("us-east-1", s3_client=client)
-            storage.path = storage.fs.init_path(path)
+            storage.path = storage.fs.init_path(root)
             return storage
 
-        writer = lambda: at_endpoint(S3StorageWriter("us-east-1", path, s3client_config=_s3_config()))  # noqa: E731
-        reader = lambda: at_endpoint(S3StorageReader("us-east-1", path, s3client_config=_s3_config()))  # noqa: E731
-        timed("save", lambda: dcp.save(state, storage_writer=writer()))
-        if "error" in out["save"]:  # load a FileSystemWriter checkpoint uploaded with boto3 instead
-            folder = tempfile.mkdtemp(dir=data["local"])
+        timed("save", lambda: dcp.save(state, storage_writer=at_endpoint(
+            S3StorageWriter("us-east-1", root, s3client_config=_s3_config()))))
+        if "error" in out["save"]:  # load a FileSystemWriter checkpoint uploaded with spool cp instead
+            folder = os.path.join(scratch, "for-s3tc")
             dcp.save(state, storage_writer=dcp.FileSystemWriter(folder))
-            s3, (bucket, key) = _s3(), _split(path)
-            for name in os.listdir(folder):
-                s3.upload_file(os.path.join(folder, name), bucket, f"{key}/{name}")
-            shutil.rmtree(folder, ignore_errors=True)
-            out["load_note"] = "FileSystemWriter checkpoint uploaded with boto3 (its own save failed)"
-        timed("load", lambda: dcp.load(target, storage_reader=reader()))
+            on_rank0(lambda: _spool_cp(folder, root))()
+            out["load_note"] = "a FileSystemWriter checkpoint uploaded with spool cp (its own save failed)"
+        timed("load", lambda: dcp.load(target, storage_reader=at_endpoint(
+            S3StorageReader("us-east-1", root, s3client_config=_s3_config()))))
     else:
         raise ValueError(f"unknown dcp peer {peer}")
-    return out
+    if rank == 0:
+        with open(os.path.join(scratch, "result.json"), "w") as f:
+            json.dump(out, f)
+    dist.destroy_process_group()
+
+
+def one_dcp(peer: str, data: Dict[str, Any]) -> Dict[str, Any]:
+    """data["ranks"] processes (forked, gloo) save and load a sharded state together."""
+    import socket
+    import torch.multiprocessing as mp
+    with socket.socket() as s:  # a free port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    scratch = tempfile.mkdtemp(dir=data["local"])
+    try:
+        mp.start_processes(_dcp_rank, args=(peer, data, port, scratch), nprocs=data["ranks"], start_method="fork")
+        with open(os.path.join(scratch, "result.json")) as f:
+            return json.load(f)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def one_tfdata(peer: str, data: Dict[str, Any]) -> Dict[str, Any]:
@@ -443,7 +509,7 @@ def summarise(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     rate = [r["samples"] / r["seconds"] for r in ok]
     mbps = [r["bytes"] / r["seconds"] / 2**20 for r in ok]
     return {"samples_per_s": statistics.median(rate), "min": min(rate), "max": max(rate),
-            "mib_per_s": statistics.median(mbps), "seconds": statistics.median(r["seconds"] for r in ok),
+            "mib_per_s": statistics.median(mbps), "mib_min": min(mbps), "mib_max": max(mbps), "seconds": statistics.median(r["seconds"] for r in ok),
             "cpu_seconds": statistics.median(r["cpu_seconds"] for r in ok),
             "cpu_us_per_sample": statistics.median(1e6 * r["cpu_seconds"] / max(1, r["samples"]) for r in ok),
             "first_batch_s": statistics.median(r["first_batch_s"] for r in ok),
@@ -497,7 +563,8 @@ def plan(args: argparse.Namespace) -> List[str]:
     if "checkpoint" in args.cases:
         lines.append(f"checkpoint {s['state_mib']} MiB: spool, s3torchconnector, boto3, s3fs")
     if "dcp" in args.cases:
-        lines.append(f"dcp {s['state_mib']} MiB, 1 process: spool, s3torchconnector, filesystem (local)")
+        lines.append(f"dcp {s['state_mib']} MiB sharded over {args.dcp_ranks} ranks (gloo): spool, "
+                     "s3torchconnector, filesystem+cp (FileSystemWriter to local disk, then spool cp)")
     if "tfdata" in args.cases:
         lines.append(f"tfdata {s['tf']} Examples, NONE and GZIP: tf.data, spool")
     return lines
@@ -520,6 +587,7 @@ def main() -> int:
     p.add_argument("--records-1k", type=int, default=50000)
     p.add_argument("--state-mib", type=int, default=256)
     p.add_argument("--tf-records", type=int, default=50000)
+    p.add_argument("--dcp-ranks", type=int, default=2, help="processes that save and load the DCP state together")
     p.add_argument("--full", action="store_true", help="the issue's sizes: 50,000 x 100 KB, 1,000,000 x 1 KB, "
                    "a 1 GiB state, num_workers 0, 2, 4")
     p.add_argument("--s3fs-site", default="", help="folder of s3fs and its pinned dependencies")
@@ -551,13 +619,13 @@ def main() -> int:
             data = prepare_streaming(args, f"stream-{label}", n, size, shards)
             peers = [f"spool-w{w}" for w in args.workers] + STREAMING_PEERS
             results[f"streaming {n} x {size} B"] = rounds(args, "streaming", peers, data, log)
-    base = {"prefix": args.s3, "local": args.local, "state_mib": s["state_mib"]}
+    base = {"prefix": args.s3, "local": args.local, "state_mib": s["state_mib"], "ranks": args.dcp_ranks}
     if "checkpoint" in args.cases:
         results[f"checkpoint {s['state_mib']} MiB"] = rounds(
             args, "checkpoint", ["spool", "s3torchconnector", "boto3", "s3fs"], base, log)
     if "dcp" in args.cases:
-        results[f"dcp {s['state_mib']} MiB"] = rounds(args, "dcp", ["spool", "s3torchconnector", "filesystem"],
-                                                      base, log)
+        results[f"dcp {s['state_mib']} MiB, {args.dcp_ranks} ranks"] = rounds(
+            args, "dcp", ["spool", "s3torchconnector", "filesystem+cp"], base, log)
     if "tfdata" in args.cases:
         files = prepare_tfdata(args, s["tf"])
         for compression in ("NONE", "GZIP"):
@@ -634,7 +702,7 @@ def markdown(results: Dict[str, Any]) -> str:
         if not isinstance(rows, dict):
             continue
         lines += ["", f"### {section}", "",
-                  "| peer | samples/s (min-max) | MiB/s | s | CPU us/sample | CPU s | first batch s | peak RSS MiB |",
+                  "| peer | samples/s (min-max) | MiB/s (min-max) | s | CPU us/sample | CPU s | first batch s | peak RSS MiB |",
                   "|---|---|---|---|---|---|---|---|"]
         for name, r in rows.items():
             if "note" in r:
@@ -643,7 +711,7 @@ def markdown(results: Dict[str, Any]) -> str:
                 lines.append(f"| {name} | blocked: {r['error']} |||||||")
             else:
                 lines.append(f"| {name} | {r['samples_per_s']:.0f} ({r['min']:.0f}-{r['max']:.0f}) | "
-                             f"{r['mib_per_s']:.0f} | {r['seconds']:.2f} | {r['cpu_us_per_sample']:.1f} | "
+                             f"{r['mib_per_s']:.0f} ({r['mib_min']:.0f}-{r['mib_max']:.0f}) | {r['seconds']:.2f} | {r['cpu_us_per_sample']:.1f} | "
                              f"{r['cpu_seconds']:.2f} | {r['first_batch_s']:.3f} | {r['peak_rss_mib']:.0f} |")
     return "\n".join(lines)
 
