@@ -346,7 +346,7 @@ def rm(url: PathLike) -> None:
     _spool.rm(os.fspath(url))
 
 
-def copy(src: PathLike, dst: PathLike) -> ObjectInfo:
+def copy(src: PathLike, dst: PathLike, *, fsync: bool = False) -> ObjectInfo:
     """Copies one object between any two locations, the fastest way the two ends
     allow (server-side within a store, streamed between stores); returns the copy's info.
 
@@ -354,8 +354,12 @@ def copy(src: PathLike, dst: PathLike) -> ObjectInfo:
     directory) receives the object under its own base name, as
     ``spool cp`` and :func:`shutil.copy` do: ``copy("s3://b/run/model.pt",
     "/scratch/")`` writes ``/scratch/model.pt``.
+
+    A local ``dst`` appears only once complete and checked; with
+    ``fsync=True`` it is also on disk (the file and its folder fsync'd) when
+    this returns, as ``spool cp --fsync`` does.
     """
-    return _info(_spool.copy(os.fspath(src), os.fspath(dst)))
+    return _info(_spool.copy(os.fspath(src), os.fspath(dst), fsync))
 
 
 __all__ = ["ObjectInfo", "ObjectTextWriter", "ObjectWriter", "open", "stat", "ls", "rm", "copy"]

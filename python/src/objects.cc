@@ -231,7 +231,7 @@ std::string BaseName(std::string_view key) {
   return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
 }
 
-py::dict Copy(const std::string& from_url, const std::string& to_url) {
+py::dict Copy(const std::string& from_url, const std::string& to_url, bool fsync) {
   StoreLocation from = OpenUrl(from_url);
   StoreLocation to = OpenUrl(to_url);
   ObjectInfo info = [&] {
@@ -249,8 +249,10 @@ py::dict Copy(const std::string& from_url, const std::string& to_url) {
       }
       to.key = JoinKey(to.key, name);
     }
+    TransferOptions transfer;
+    transfer.durable = fsync;
     return Unwrap(CopyObjectBetween({from.store.get(), from.key, from.url.scheme == "file"},
-                                    {to.store.get(), to.key, to.url.scheme == "file"}));
+                                    {to.store.get(), to.key, to.url.scheme == "file"}, transfer));
   }();
   info.key = to.key;  // a download reports the source's info
   return InfoDict(*to.store, info);
@@ -283,7 +285,7 @@ void RegisterObjects(py::module_& m) {
   m.def("stat", &Stat, py::arg("url"));
   m.def("ls", &List, py::arg("url"), py::arg("recursive") = false);
   m.def("rm", &Remove, py::arg("url"));
-  m.def("copy", &Copy, py::arg("src"), py::arg("dst"));
+  m.def("copy", &Copy, py::arg("src"), py::arg("dst"), py::arg("fsync") = false);
   m.def("_crc32c", &Crc32c, py::arg("data"), py::arg("crc") = 0);
 }
 

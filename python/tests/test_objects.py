@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import gc
+import re
 import subprocess
 import sys
 import threading
@@ -108,6 +109,26 @@ def test_copy_into_a_folder_keeps_the_objects_name(root: str, tmp_path) -> None:
     assert spool.stat(f"{root}/uploads/model.bin").size == 7
     spool.copy(f"{root}/run/model.bin", f"{root}/uploads/")  # within the store
     assert [e.key.rsplit("/", 1)[-1] for e in spool.ls(f"{root}/uploads/")] == ["model.bin"]
+
+
+def test_copy_fsyncs_a_download_only_when_asked(tmp_path) -> None:
+    # Counted with strace (scripts/setup installs it) in a child process: without fsync=True nothing is
+    # fsync'd; with it, the file (under its temporary name) and its folder.
+    source = tmp_path / "source.bin"
+    source.write_bytes(os.urandom(1 << 20))
+
+    def fsynced(name: str, fsync: bool) -> list:
+        log = tmp_path / f"{name}.strace"
+        code = f"import spool; spool.copy({str(source)!r}, {str(tmp_path / name)!r}, fsync={fsync})"
+        subprocess.run(["strace", "-f", "-y", "-qq", "-e", "trace=fsync,fdatasync", "-o", str(log),
+                        sys.executable, "-c", code], check=True, cwd=tmp_path)
+        assert (tmp_path / name).read_bytes() == source.read_bytes()
+        return re.findall(r"f(?:data)?sync\(\d+<([^>]*)>", log.read_text())
+
+    assert fsynced("plain.bin", False) == []
+    synced = fsynced("durable.bin", True)
+    assert any(os.path.basename(p).startswith(".durable.bin.spool-tmp-") for p in synced), synced
+    assert str(tmp_path) in synced
 
 
 @pytest.mark.s3
