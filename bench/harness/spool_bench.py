@@ -42,6 +42,18 @@ GiB = 1 << 30
 # ---------------------------------------------------------------- running
 
 
+def on_tmpfs(path):
+    """Whether `path` (or the folder it will be made in) lies on a tmpfs, by the longest mount point above it."""
+    path = os.path.realpath(path)
+    best, fstype = "", ""
+    with open("/proc/mounts") as mounts:
+        for line in mounts:
+            point, kind = line.split()[1:3]
+            if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) > len(best):
+                best, fstype = point, kind
+    return fstype == "tmpfs"
+
+
 class Run:
     def __init__(self, seconds, rss_kib, cpu_seconds, rc, out):
         self.seconds, self.rss_kib, self.cpu_seconds, self.rc, self.out = seconds, rss_kib, cpu_seconds, rc, out
@@ -104,6 +116,7 @@ class Env:
         self.key = os.environ.get("AWS_ACCESS_KEY_ID", "CEPHTESTACCESSKEY001")
         self.secret = os.environ.get("AWS_SECRET_ACCESS_KEY", "cephtestsecretkey0000000000000000000000001")
         self.work = args.work
+        self.settle = (0 if on_tmpfs(args.work) else 2) if args.settle is None else args.settle
         self.part_mib = args.part_mib
         self.streams = args.streams
         self.aws_config = os.path.join(self.work, "aws-config")
@@ -350,6 +363,9 @@ class Case:
                 if out_dir:
                     shutil.rmtree(out_dir, ignore_errors=True)
                     os.makedirs(out_dir)
+                if env.settle:  # on a disk: the previous run's dirty pages written back, not charged to this one
+                    os.sync()
+                    time.sleep(env.settle)
                 run = run_timed(cmd, env.rclone_env if tool == "rclone" else
                                 env.aws_env if tool == "aws" else env.env, shell=shell)
                 if run.rc != 0:
@@ -399,6 +415,8 @@ def transfer_cases(env, data):
               ("s3cmd", fixed(env.s3cmd_cmd("put", big, env.s3("up/s3cmd/big.bin")))),
               ("curl", fixed(env.curl_put(big, "up/curl/big.bin")))]
         down = [("spool", fixed(env.spool_cmd("cp", env.s3("src/big.bin"), f"{out}/big.bin"), out)),
+                *([("spool --fsync", fixed(env.spool_cmd("cp", "--fsync", env.s3("src/big.bin"), f"{out}/big.bin"),
+                                           out))] if env.settle else []),
                 ("aws", fixed(env.aws_cmd("cp", env.s3("src/big.bin"), f"{out}/big.bin"), out)),
                 ("rclone", fixed(env.rclone_cmd("copyto", env.rclone_path("src/big.bin"), f"{out}/big.bin"), out)),
                 ("s3cmd", fixed(env.s3cmd_cmd("get", "--force", env.s3("src/big.bin"), f"{out}/big.bin"), out)),
@@ -904,7 +922,8 @@ def dry_run(env, args):
     print(f"plan: cases {','.join(args.cases)}; {args.rounds} rounds after {args.warmup} warm-up; "
           f"small objects and checkpoint {args.small_rounds} after {args.small_warmup}; "
           f"over HTTPS at most {args.tls_rounds}, no warm-up; "
-          f"endpoint {env.endpoint}, bucket {env.bucket}, work {env.work}")
+          f"endpoint {env.endpoint}, bucket {env.bucket}, work {env.work}"
+          + (f" (a disk: sync and {env.settle:g} s before each run)" if env.settle else ""))
     return 1 if failed else 0
 
 
@@ -927,6 +946,9 @@ def main():
     p.add_argument("--part-mib", type=int, default=16, help="part size given to the peers")
     p.add_argument("--streams", type=int, default=8, help="parallel streams given to the peers")
     p.add_argument("--work", default="/dev/shm/spool-bench", help="data and downloads (tmpfs: measure the network)")
+    p.add_argument("--settle", type=float, help="before each run: sync, then wait this many seconds (default 2 "
+                   "when --work is not on tmpfs, 0 on tmpfs); on a disk the 1 GiB download also runs as "
+                   "`spool cp --fsync`, a durable download, beside the tools that do not fsync")
     p.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results"))
     p.add_argument("--note", action="append", default=[], help="a line for the Notes section")
     args = p.parse_args()
