@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -50,6 +51,21 @@ Status ErrnoStatus(int error, std::string_view path, std::string_view what) {
     default:
       return InternalError(std::move(message));
   }
+}
+
+Status WriteToFile(int fd, std::span<const char> data, std::optional<uint64_t> offset, std::string_view path) {
+  while (!data.empty()) {
+    const size_t piece = std::min(data.size(), kFileWritePiece);
+    const ssize_t n = offset ? ::pwrite(fd, data.data(), piece, static_cast<off_t>(*offset))
+                             : ::write(fd, data.data(), piece);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, path, offset ? "write at offset " + std::to_string(*offset) : "write");
+    }
+    data = data.subspan(static_cast<size_t>(n));
+    if (offset) *offset += static_cast<uint64_t>(n);
+  }
+  return OkStatus();
 }
 
 Status SyncFolder(const std::string& folder) {

@@ -145,19 +145,6 @@ class LocalReadable : public ReadableObject {
   struct timespec mtime_;
 };
 
-Status WriteFully(int fd, const char* data, size_t size, const std::string& path) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, path, "write");
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return OkStatus();
-}
-
 // Moves `from` to `to`, failing with EEXIST when `to` exists (atomically).
 int RenameNoReplace(const std::string& from, const std::string& to) {
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
@@ -190,7 +177,7 @@ class LocalWritable : public WritableObject {
       return OkStatus();
     }
     SPOOL_RETURN_IF_ERROR(Flush());
-    if (data.size() >= kWriteBufferSize) return WriteFully(fd_.get(), data.data(), data.size(), path_);
+    if (data.size() >= kWriteBufferSize) return WriteToFile(fd_.get(), data, std::nullopt, path_);
     buffer_.append(data);
     return OkStatus();
   }
@@ -215,7 +202,7 @@ class LocalWritable : public WritableObject {
 
  private:
   Status Flush() {
-    Status status = WriteFully(fd_.get(), buffer_.data(), buffer_.size(), path_);
+    Status status = WriteToFile(fd_.get(), buffer_, std::nullopt, path_);
     buffer_.clear();
     return status;
   }

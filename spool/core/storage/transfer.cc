@@ -126,20 +126,6 @@ class TemporaryFile {
   std::string path_;
 };
 
-Status WriteAt(int fd, const char* data, size_t size, uint64_t offset, const std::string& path) {
-  while (size > 0) {
-    ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, path, "write at offset " + std::to_string(offset));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return OkStatus();
-}
-
 Status CheckWrittenChecksum(ObjectStore& to, std::string_view to_key, const ObjectInfo& written, uint32_t crc) {
   if (!written.crc32c || *written.crc32c == crc) return OkStatus();
   // The bad object must not stay behind looking like a good copy.
@@ -461,7 +447,7 @@ Result<ObjectInfo> DownloadFile(ObjectStore& from, std::string_view key, const s
         uint64_t offset = part * part_size;
         const std::span<char> buffer(pooled.data(), std::min(part_size, info.size - offset));
         SPOOL_RETURN_IF_ERROR(ReadExactly(*source, offset, buffer, source_url));
-        SPOOL_RETURN_IF_ERROR(WriteAt(fd.get(), buffer.data(), buffer.size(), offset, name));
+        SPOOL_RETURN_IF_ERROR(WriteToFile(fd.get(), buffer, offset, name));
         part_crcs[part] = crc32c::Value(buffer.data(), buffer.size());
         ReportProgress(options, buffer.size());
       }
