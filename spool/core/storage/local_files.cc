@@ -58,9 +58,9 @@ Status WriteToFile(int fd, std::span<const char> data, std::optional<uint64_t> o
     const size_t piece = std::min(data.size(), kFileWritePiece);
     const ssize_t n = offset ? ::pwrite(fd, data.data(), piece, static_cast<off_t>(*offset))
                              : ::write(fd, data.data(), piece);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, path, offset ? "write at offset " + std::to_string(*offset) : "write");
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // 0 for a non-empty write: no room, as some file systems say it
+      return ErrnoStatus(n < 0 ? errno : ENOSPC, path, offset ? "write at offset " + std::to_string(*offset) : "write");
     }
     data = data.subspan(static_cast<size_t>(n));
     if (offset) *offset += static_cast<uint64_t>(n);

@@ -15,6 +15,7 @@
 
 #include "spool/core/crc32c.h"
 #include "spool/core/log.h"
+#include "spool/core/storage/local_files.h"
 #include "spool/core/storage/local_store.h"
 
 namespace spool::loader {
@@ -294,14 +295,10 @@ std::optional<std::string> ShardCache::Obtain(uint32_t shard, const Now& now, bo
     Result<size_t> n = object->ReadAt(at, std::span<char>(buffer.data(), std::min<uint64_t>(kChunk, size - at)));
     if (!n.ok() || *n == 0) return abandon();  // the store read reports it
     crc = crc32c::Extend(crc, buffer.data(), *n);
-    for (size_t written = 0; written < *n;) {
-      ssize_t w = ::write(out.get(), buffer.data() + written, *n - written);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        Fault("writing " + part + ": " + Errno(w < 0 ? errno : ENOSPC));
-        return abandon();
-      }
-      written += static_cast<size_t>(w);
+    const Status written = WriteToFile(out.get(), std::span<const char>(buffer.data(), *n), std::nullopt, part);
+    if (!written.ok()) {
+      Fault(written.message());
+      return abandon();
     }
     at += *n;
   }
