@@ -56,8 +56,8 @@ Status ErrnoStatus(int error, std::string_view path, std::string_view what) {
 Status WriteToFile(int fd, std::span<const char> data, std::optional<uint64_t> offset, std::string_view path) {
   while (!data.empty()) {
     const size_t piece = std::min(data.size(), kFileWritePiece);
-    const ssize_t n = offset ? ::pwrite(fd, data.data(), piece, static_cast<off_t>(*offset))
-                             : ::write(fd, data.data(), piece);
+    const ssize_t n =
+        offset ? ::pwrite(fd, data.data(), piece, static_cast<off_t>(*offset)) : ::write(fd, data.data(), piece);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {  // 0 for a non-empty write: no room, as some file systems say it
       return ErrnoStatus(n < 0 ? errno : ENOSPC, path, offset ? "write at offset " + std::to_string(*offset) : "write");
