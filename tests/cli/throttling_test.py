@@ -56,6 +56,17 @@ def jain(values):
     return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if values else 1.0
 
 
+def per_second(log, prefix):
+    """Object GETs the server answered (not throttled) in each second of the run."""
+    times = [e["time"] for e in log if is_object_get(e, prefix) and e.get("status") in (200, 206) and "time" in e]
+    if not times:
+        return []
+    counts = [0] * (int(max(times) - min(times)) + 1)
+    for t in times:
+        counts[int(t - min(times))] += 1
+    return counts
+
+
 def is_object_get(entry, prefix):
     """A GET of one object's bytes (not a listing) under `prefix`."""
     if entry["method"] != "GET":
@@ -185,6 +196,7 @@ class Throttling(unittest.TestCase):
         print(f"  requests: {sent} object GETs sent for {needed} needed = {sent / needed:.2f} x; "
               f"{rule['throttled']} throttled ({'503 SlowDown' if BACKEND == 's3' else '429 rateLimitExceeded'})")
         print(f"  fairness: Jain's index over completion times = {jain(finished):.3f}")
+        print("  admitted object GETs per second: " + " ".join(str(n) for n in per_second(self.proxy.log(), self.prefix)))
         sys.stdout.flush()
         if REPORT:
             with open(REPORT, "a") as f:

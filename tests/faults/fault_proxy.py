@@ -447,7 +447,8 @@ class Connection:
         rule = self.proxy.state.take(request)
         kind = rule.kind if rule else None
         request_has_body = request.chunked() or int(request.header("content-length") or 0) > 0
-        entry = {"method": request.method, "target": request.target, "fault": kind, "status": None}
+        entry = {"method": request.method, "target": request.target, "fault": kind, "status": None,
+                 "time": time.monotonic()}
         self.proxy.state.record(entry)
         if (request.header("expect") or "").lower() == "100-continue":
             request.remove("expect")
