@@ -118,3 +118,14 @@ def test_record_map_dataset_keeps_the_cache_limit(root: str, tmp_path: Path) -> 
         assert [dataset[i] for i in order] == plain
         assert sum(p.stat().st_size for p in cache.iterdir() if not p.name.startswith(".")) <= limit
     assert dataset.cache_counters()["cache_evicted_bytes"] > 0
+
+
+def test_record_map_dataset_takes_the_cache_from_the_environment(root: str, tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    manifest = _write_dataset(root)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SPOOL_CACHE_DIR", os.fspath(cache))
+    dataset = spool.torch.RecordMapDataset(manifest)
+    assert len(dataset.__getitems__(list(range(240)))) == 240
+    assert dataset.cache_counters()["cache_misses"] == 6
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 6
