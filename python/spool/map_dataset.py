@@ -60,11 +60,20 @@ class RecordMapDataset(torch.utils.data.Dataset):
     this far apart in a shard are read in one request, the gap dropped.
     ``max_span`` (default 16 MiB): the most one request reads.
     ``concurrency``: ranged requests in flight per batch.
+
+    ``cache_dir`` (or ``SPOOL_CACHE_DIR``) and ``cache_limit`` (bytes for
+    the machine, or ``SPOOL_CACHE_LIMIT``; 0: the disk): the loader's shard
+    cache (see :class:`spool.DataLoader`). A shard is fetched whole into the
+    folder at its first use, checked, and its records are then read from the
+    local file, by every process of the machine and every later run. Access
+    is random, so eviction is least recently used. A shard a reader has open
+    stays readable after its file is evicted.
     """
 
     def __init__(self, inputs: Union[PathLike, Sequence[PathLike]], *, features: Optional[FeatureSpec] = None,
                  transform: Optional[Callable[[Item], Any]] = None, write_index: bool = False,
-                 max_gap: int = 1 << 20, max_span: int = 16 << 20, concurrency: int = 16) -> None:
+                 max_gap: int = 1 << 20, max_span: int = 16 << 20, concurrency: int = 16,
+                 cache_dir: Optional[PathLike] = None, cache_limit: int = 0) -> None:
         super().__init__()
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
@@ -73,12 +82,16 @@ class RecordMapDataset(torch.utils.data.Dataset):
         if max_gap < 0 or max_span < 1 or concurrency < 1:
             raise ValueError(f"RecordMapDataset needs max_gap >= 0, max_span >= 1 and concurrency >= 1 "
                              f"(got {max_gap}, {max_span}, {concurrency})")
+        if cache_limit < 0:
+            raise ValueError(f"RecordMapDataset needs cache_limit >= 0 (got {cache_limit})")
         self.inputs: List[str] = [os.fspath(i) for i in inputs]
         self.features = features
         self.transform = transform
         self.max_gap = max_gap
         self.max_span = max_span
         self.concurrency = concurrency
+        self.cache_dir = "" if cache_dir is None else os.fspath(cache_dir)
+        self.cache_limit = cache_limit
         indexed: List[Tuple[str, str, np.ndarray]] = _spool._index_records(self.inputs, write_index)
         #: The shards' URLs; record numbers run through them in this order.
         self.shards: List[str] = [url for url, _, _ in indexed]
@@ -124,6 +137,12 @@ class RecordMapDataset(torch.utils.data.Dataset):
         is not counted. Local files make none."""
         return self._reader().requests()
 
+    def cache_counters(self) -> Dict[str, int]:
+        """This process's shard cache counts: ``cache_hits`` and
+        ``cache_misses`` (per shard opened), ``cache_fetched_bytes`` and
+        ``cache_evicted_bytes``; zeros without a cache."""
+        return self._reader().cache_counters()
+
     def _number(self, index: Any) -> int:
         try:
             number = operator.index(index)  # int, NumPy and 0-d tensor integers; not floats or strings
@@ -155,7 +174,7 @@ class RecordMapDataset(torch.utils.data.Dataset):
             sizes = [int(b[-1]) for b in self._bounds]
             # A parent's reader dropped in a child is left to the parent (never torn down here).
             self._fetcher = _spool._RecordFetcher(self.shards, self._versions, sizes, self.max_gap, self.max_span,
-                                                  self.concurrency)
+                                                  self.concurrency, self.cache_dir, self.cache_limit)
             self._fetcher_pid = os.getpid()
         return self._fetcher
 

@@ -24,6 +24,7 @@
 #include "spool/core/parallel_for.h"
 #include "spool/records/compression.h"
 #include "spool/records/dataset.h"
+#include "spool/records/loader/shard_cache.h"
 #include "spool/records/record_fetch.h"
 #include "spool/records/record_index.h"
 
@@ -119,11 +120,16 @@ py::list IndexRecords(const std::vector<std::string>& inputs, bool write_index) 
 
 // Reads records of a fixed list of shards by (shard, offset, size), a batch
 // in coalesced ranged reads (records/record_fetch.h). Shards are opened on
-// first use, through stores that count into this fetcher's counters.
+// first use, through stores that count into this fetcher's counters. With a
+// cache folder (the loader's loader::ShardCache, shared by every process of
+// the node), a shard is fetched whole into it at its first use and read from
+// the local file; the access order is random, so eviction is LRU. An open
+// shard stays open (an evicted file is read until the fetcher closes).
 class RecordFetcher {
  public:
   RecordFetcher(std::vector<std::string> urls, std::vector<std::string> versions, std::vector<uint64_t> sizes,
-                uint64_t max_gap, uint64_t max_span, int concurrency)
+                uint64_t max_gap, uint64_t max_span, int concurrency, std::string cache_dir = "",
+                uint64_t cache_limit = 0)
       : state_(std::make_unique<State>()) {
     if (urls.size() != sizes.size() || urls.size() != versions.size()) {
       throw StatusError(InvalidArgumentError("one version and size per shard URL"));
@@ -139,6 +145,9 @@ class RecordFetcher {
     state_->options.max_span = max_span;
     state_->options.concurrency = concurrency;
     state_->store_options.counters = counters_;
+    state_->cache_options = Unwrap(loader::ResolveShardCacheOptions(std::move(cache_dir), cache_limit));
+    state_->cache_options.policy = loader::CachePolicy::kLru;
+    state_->cache_options.fetch_ahead = 0;  // no plan to fetch ahead of
   }
   ~RecordFetcher() {
     if (owner_.Forked()) {
@@ -175,8 +184,27 @@ class RecordFetcher {
 
   py::dict Requests() const { return RequestsDict(counters_->Snapshot()); }
 
+  // The shard cache's counts (zeros without a cache).
+  py::dict CacheCounters() {
+    loader::ShardCacheCounts counts;
+    {
+      std::lock_guard lock(mu_);
+      if (state_->cache) counts = state_->cache->Counts();
+    }
+    py::dict out;
+    out["cache_hits"] = counts.hits;
+    out["cache_misses"] = counts.misses;
+    out["cache_fetched_bytes"] = counts.fetched_bytes;
+    out["cache_evicted_bytes"] = counts.evicted_bytes;
+    return out;
+  }
+
  private:
   struct State {
+    loader::ShardCacheOptions cache_options;  // dir empty: no cache
+    // Made at the first open; declared first so that it outlives the objects
+    // read from its folder (members are destroyed in reverse order).
+    std::unique_ptr<loader::ShardCache> cache;
     std::vector<std::string> urls;
     std::vector<std::string> versions;  // each shard's version when it was indexed
     std::vector<uint64_t> sizes;        // what each shard's index covers
@@ -186,6 +214,24 @@ class RecordFetcher {
     records::FetchOptions options;
     StoreOptions store_options;
   };
+
+  // Makes the cache over every shard (their stores opened now). With mu_ held.
+  Status OpenCache() {
+    State& s = *state_;
+    auto shards = std::make_shared<std::vector<loader::ShardInfo>>(s.urls.size());
+    for (size_t i = 0; i < s.urls.size(); ++i) {
+      if (!s.locations[i].store) {
+        SPOOL_ASSIGN_OR_RETURN(s.locations[i], OpenLocation(s.urls[i], s.store_options));
+      }
+      loader::ShardInfo& info = (*shards)[i];
+      info.url = s.urls[i];
+      info.store = s.locations[i].store;
+      info.key = s.locations[i].key;
+      info.size = s.sizes[i];
+    }
+    s.cache = std::make_unique<loader::ShardCache>(s.cache_options, std::move(shards), nullptr);
+    return OkStatus();
+  }
 
   // Opens, in parallel, the shards of `refs` not open yet. With mu_ held.
   Status OpenShards(const std::vector<records::RecordRef>& refs) {
@@ -197,9 +243,25 @@ class RecordFetcher {
     }
     std::sort(wanted.begin(), wanted.end());
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    if (!wanted.empty() && !s.cache_options.dir.empty() && !s.cache) SPOOL_RETURN_IF_ERROR(OpenCache());
     return ParallelFor(DefaultExecutor(), wanted.size(), kOpenConcurrency, [&](size_t i) -> Status {
       const size_t shard = wanted[i];
-      SPOOL_ASSIGN_OR_RETURN(StoreLocation location, OpenLocation(s.urls[shard], s.store_options));
+      if (s.cache) {
+        // The cached copy was checked against the size the index covers; a
+        // cache that is off or a failed fetch answers "read from the store".
+        if (std::optional<std::string> key = s.cache->Acquire(static_cast<uint32_t>(shard), 0, 0)) {
+          Result<std::unique_ptr<ReadableObject>> cached = s.cache->store().OpenRead(*key);
+          if (cached.ok() && (*cached)->info().size == s.sizes[shard]) {
+            s.sources[shard].object = cached->get();
+            s.objects[shard] = std::move(cached).value();
+            return OkStatus();
+          }
+        }
+      }
+      StoreLocation location = s.locations[shard];
+      if (!location.store) {
+        SPOOL_ASSIGN_OR_RETURN(location, OpenLocation(s.urls[shard], s.store_options));
+      }
       SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, location.store->OpenRead(location.key));
       if (object->info().version != s.versions[shard] || object->info().size != s.sizes[shard]) {
         return DataLossError(s.urls[shard] + " changed since the dataset was opened (version " + s.versions[shard] +
@@ -223,12 +285,13 @@ class RecordFetcher {
 void RegisterRecordMap(py::module_& m) {
   m.def("_index_records", &IndexRecords, py::arg("inputs"), py::arg("write_index"));
   py::class_<RecordFetcher>(m, "_RecordFetcher")
-      .def(py::init<std::vector<std::string>, std::vector<std::string>, std::vector<uint64_t>, uint64_t, uint64_t,
-                    int>(),
+      .def(py::init<std::vector<std::string>, std::vector<std::string>, std::vector<uint64_t>, uint64_t, uint64_t, int,
+                    std::string, uint64_t>(),
            py::arg("urls"), py::arg("versions"), py::arg("sizes"), py::arg("max_gap"), py::arg("max_span"),
-           py::arg("concurrency"))
+           py::arg("concurrency"), py::arg("cache_dir") = "", py::arg("cache_limit") = 0)
       .def("read", &RecordFetcher::Read, py::arg("shards"), py::arg("offsets"), py::arg("sizes"))
-      .def("requests", &RecordFetcher::Requests);
+      .def("requests", &RecordFetcher::Requests)
+      .def("cache_counters", &RecordFetcher::CacheCounters);
 }
 
 }  // namespace spool::python

@@ -81,3 +81,51 @@ def test_cli_lists_and_clears_the_cache(root: str, tmp_path: Path) -> None:
     subprocess.run([cli, "cache", "clear"], check=True, capture_output=True,
                    env={**os.environ, "SPOOL_CACHE_DIR": os.fspath(cache)})
     assert not [p for p in cache.iterdir() if not p.name.startswith(".")]
+
+
+def _shard_get_bytes(dataset: spool.torch.RecordMapDataset) -> int:
+    requests = dataset.requests()
+    return sum(requests.get(op, {}).get("bytes_received", 0) for op in ("get", "ranged_get"))
+
+
+def test_record_map_dataset_reads_shards_from_the_cache(root: str, tmp_path: Path) -> None:
+    manifest = _write_dataset(root)
+    order = np.random.default_rng(3).permutation(240).tolist()
+    plain = spool.torch.RecordMapDataset(manifest).__getitems__(order)
+    cache = tmp_path / "cache"
+    first = spool.torch.RecordMapDataset(manifest, cache_dir=cache)
+    assert [first[i] for i in order] == plain
+    counters = first.cache_counters()
+    assert counters["cache_misses"] == 6 and counters["cache_hits"] == 0
+    assert counters["cache_fetched_bytes"] == sum(p.stat().st_size for p in cache.iterdir()
+                                                  if not p.name.startswith("."))
+    # Another reader (a later run, another process) of the same node: no GET of shard data.
+    second = spool.torch.RecordMapDataset(manifest, cache_dir=cache)
+    assert second.__getitems__(order) == plain
+    assert second.cache_counters()["cache_misses"] == 0 and second.cache_counters()["cache_hits"] == 6
+    assert _shard_get_bytes(second) == 0
+
+
+def test_record_map_dataset_keeps_the_cache_limit(root: str, tmp_path: Path) -> None:
+    manifest = _write_dataset(root)
+    cache = tmp_path / "cache"
+    shard = max(b[-1] for b in spool.torch.RecordMapDataset(manifest)._bounds)
+    limit = int(2 * shard)
+    order = np.random.default_rng(4).permutation(240).tolist()
+    plain = spool.torch.RecordMapDataset(manifest).__getitems__(order)
+    for _ in range(2):  # each pass a new reader: shards are fetched again, evicting others
+        dataset = spool.torch.RecordMapDataset(manifest, cache_dir=cache, cache_limit=limit)
+        assert [dataset[i] for i in order] == plain
+        assert sum(p.stat().st_size for p in cache.iterdir() if not p.name.startswith(".")) <= limit
+    assert dataset.cache_counters()["cache_evicted_bytes"] > 0
+
+
+def test_record_map_dataset_takes_the_cache_from_the_environment(root: str, tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    manifest = _write_dataset(root)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SPOOL_CACHE_DIR", os.fspath(cache))
+    dataset = spool.torch.RecordMapDataset(manifest)
+    assert len(dataset.__getitems__(list(range(240)))) == 240
+    assert dataset.cache_counters()["cache_misses"] == 6
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 6

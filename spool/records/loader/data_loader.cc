@@ -106,20 +106,8 @@ Result<std::string> DataLoader::InputsFingerprint(const DataLoaderOptions& optio
 
 Status DataLoader::OpenCache() {
   const Env env = CurrentEnv();
-  ShardCacheOptions cache;
-  cache.dir = options_.cache_dir.empty() ? env.Get("SPOOL_CACHE_DIR").value_or("") : options_.cache_dir;
+  SPOOL_ASSIGN_OR_RETURN(ShardCacheOptions cache, ResolveShardCacheOptions(options_.cache_dir, options_.cache_limit));
   if (cache.dir.empty()) return OkStatus();
-  cache.limit = options_.cache_limit;
-  if (cache.limit == 0) {
-    if (std::optional<std::string> limit = env.Get("SPOOL_CACHE_LIMIT")) {
-      Result<uint64_t> parsed = ParseByteSize(*limit);
-      if (!parsed.ok()) {
-        return InvalidArgumentError("SPOOL_CACHE_LIMIT=" + *limit +
-                                    " is not a size (\"200G\", \"512M\"): " + parsed.status().message());
-      }
-      cache.limit = *parsed;
-    }
-  }
   cache.policy = options_.cache_policy;
   cache.fetch_ahead = options_.cache_fetch_ahead;
   // "This node": the local ranks torchrun names (LOCAL_RANK of

@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <utility>
 
+#include "spool/core/bytes.h"
 #include "spool/core/crc32c.h"
+#include "spool/core/env.h"
 #include "spool/core/log.h"
 #include "spool/core/storage/local_files.h"
 #include "spool/core/storage/local_store.h"
@@ -147,6 +149,24 @@ Result<std::vector<Entry>> Scan(const std::string& dir, bool clean, const std::s
 }
 
 }  // namespace
+
+Result<ShardCacheOptions> ResolveShardCacheOptions(std::string dir, uint64_t limit) {
+  const Env env = CurrentEnv();
+  ShardCacheOptions cache;
+  cache.dir = dir.empty() ? env.Get("SPOOL_CACHE_DIR").value_or("") : std::move(dir);
+  cache.limit = limit;
+  if (cache.limit == 0 && !cache.dir.empty()) {
+    if (std::optional<std::string> text = env.Get("SPOOL_CACHE_LIMIT")) {
+      Result<uint64_t> parsed = ParseByteSize(*text);
+      if (!parsed.ok()) {
+        return InvalidArgumentError("SPOOL_CACHE_LIMIT=" + *text +
+                                    " is not a size (\"200G\", \"512M\"): " + parsed.status().message());
+      }
+      cache.limit = *parsed;
+    }
+  }
+  return cache;
+}
 
 ShardCache::ShardCache(ShardCacheOptions options, std::shared_ptr<const std::vector<ShardInfo>> shards,
                        std::shared_ptr<const CacheSchedule> schedule)

@@ -76,6 +76,11 @@ struct ShardCacheCounts {
   bool off = false;            // a fault turned the cache off
 };
 
+// The cache a reader uses: `dir`, else SPOOL_CACHE_DIR (an empty dir: no
+// cache); `limit`, else SPOOL_CACHE_LIMIT ("200G"), else 0. One reading of
+// the environment for the loader and spool.RecordMapDataset.
+Result<ShardCacheOptions> ResolveShardCacheOptions(std::string dir, uint64_t limit);
+
 class ShardCache {
  public:
   // Never fails: a folder that cannot be made is a cache that is off.
