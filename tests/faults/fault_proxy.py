@@ -24,7 +24,9 @@ Control (JSON over HTTP on the control port):
   POST   /rules   a rule or a list of rules; appended, first match wins
   DELETE /rules   removes every rule
   GET    /rules   the rules with the counts they have left
-  GET    /log     one entry per request: method, target, status, fault
+  GET    /log     one entry per request: method, target, status, fault,
+                  time (time.monotonic() when it arrived: comparable
+                  with other processes' on the same machine)
   DELETE /log     clears the log
 
 A rule:
@@ -447,7 +449,8 @@ class Connection:
         rule = self.proxy.state.take(request)
         kind = rule.kind if rule else None
         request_has_body = request.chunked() or int(request.header("content-length") or 0) > 0
-        entry = {"method": request.method, "target": request.target, "fault": kind, "status": None}
+        entry = {"method": request.method, "target": request.target, "fault": kind, "status": None,
+                 "time": time.monotonic()}
         self.proxy.state.record(entry)
         if (request.header("expect") or "").lower() == "100-continue":
             request.remove("expect")
