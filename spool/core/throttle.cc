@@ -89,7 +89,11 @@ double RetryThrottle::MeasuredRate(std::chrono::steady_clock::time_point now) co
   // The window in progress once it is long enough to say something.
   const double seconds = std::chrono::duration<double>(now - window_start_).count();
   if (seconds >= 0.1 && window_sends_ > 0) return static_cast<double>(window_sends_) / seconds;
-  return measured_rate_;
+  if (measured_rate_ > 0) return measured_rate_;
+  // Throttled within a tenth of a second of the first send: what was sent
+  // so far came within that tenth. Better than no estimate (the floor
+  // kMinRate, from which growth back would take tens of seconds).
+  return static_cast<double>(window_sends_) / 0.1;
 }
 
 void RetryThrottle::Record(const Status& outcome) {
@@ -104,6 +108,10 @@ void RetryThrottle::Record(const Status& outcome) {
       limit_ = std::max(1, std::min(limit_, in_flight_) / 2);
       const double measured = MeasuredRate(now);
       const double base = rate_ > 0 && (measured <= 0 || rate_ < measured) ? rate_ : measured;
+      // CUBIC's fast convergence: a process cut below its previous cut's
+      // rate aims a little lower still, leaving room to the others.
+      w_max_ = std::max(kMinRate, base < last_cut_rate_ ? base * (1 + kRateCut) / 2 : base);
+      last_cut_rate_ = base;
       rate_ = std::max(kMinRate, base * kRateCut);
       last_cut_ = now;
     }
@@ -112,13 +120,21 @@ void RetryThrottle::Record(const Status& outcome) {
       ++limit_;
       successes_since_change_ = 0;
     }
-    // rate_ successes take about a second: per second, the rate gains
-    // kRateGrowth of itself (more when calm) and kRateStep (throttle.h).
+    // Growth follows the time since the cut, not the number of successes
+    // (throttle.h): never below the rate the cut left.
     if (rate_ > 0) {
-      const double calm = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_cut_).count();
-      rate_ += kRateGrowth * (1 + calm / kCalmSeconds) + kRateStep / rate_;
+      const double since_cut = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_cut_).count();
+      rate_ = std::max(rate_, CubicRate(w_max_, since_cut));
     }
   }
+}
+
+double RetryThrottle::CubicRate(double w_max, double seconds_since_cut) {
+  // W(t) = W_max (1 + (1 - cut) (t / K - 1)^3): cut x W_max at t = 0, W_max
+  // at t = K, then ever faster beyond it. Capped so that a store calm for
+  // minutes stays a finite number (it is unpaced in effect long before).
+  const double x = seconds_since_cut / kRecoverSeconds - 1;
+  return std::min(kMaxRate, w_max * (1 + (1 - kRateCut) * x * x * x));
 }
 
 void RetryThrottle::Release() {

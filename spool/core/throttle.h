@@ -24,21 +24,24 @@
 //   failed attempt that is retried keeps its slot through its backoff sleep.
 //   Concurrency alone does not bound the rate when answers are quick, so the
 //   first throttle also sets a send-rate limit: kRateCut (80%) of the rate
-//   measured over the last second (at least kMinRate), cut again so on each
-//   later cut. Each success then adds kRateGrowth * (1 + calm / kCalmSeconds)
-//   + kRateStep / rate requests per second, calm being the seconds since the
-//   last cut: per second of successes the rate grows by 5% of itself (more
-//   the longer no throttle came) plus 0.02 requests/s. Growth mostly in
-//   proportion to the rate, not by a fixed step per process: N processes
-//   sharing a throttled prefix then grow their sum by about 5% of it per
-//   second whatever N is, where the first version's fixed step of 1
-//   request/s each grew it by N requests/s every second (64 processes under
-//   a limit of 60/s were throttled again within a second of each cut, sent
-//   1.66x the GETs needed, and 7 of 64 ran out of attempts). The small fixed
-//   part lets a process cut far below its share climb back; the calm term
-//   lets a process alone recover quickly (from 500 to 1,000 requests/s in
-//   about 8 s). bench/results/throttling-scale-2026-11-26.md has the runs
-//   that chose these numbers and what they cost at 16 processes.
+//   measured over the last second (at least kMinRate; a throttle within a
+//   tenth of a second of the first send takes what was sent as a tenth's
+//   worth), cut again so on each later cut. Growth is CUBIC's (TCP CUBIC,
+//   RFC 9438), by the seconds t since the last cut: W(t) = W_max (1 + 0.2
+//   (t / K - 1)^3), K = kRecoverSeconds (2 s), W_max the rate the cut was
+//   made from. Concave below W_max: back to 97.5% of it at 1 s, to it at
+//   2 s; convex beyond, probing slowly at first (+2.5% at 3 s, +20% at
+//   4 s) and then fast (a process alone doubles by 5.4 s). A process cut again below its previous
+//   cut aims at 90% of the new rate instead (fast convergence: the larger
+//   processes give way). Growth by time, not by a step per success or per
+//   process: N processes sharing a throttled prefix return to the sum they
+//   were cut from at the same time whatever N is, and stay near it; the
+//   first version's fixed step of 1 request/s each grew the sum by N
+//   requests/s every second (64 processes under a limit of 60/s were
+//   throttled again within a second of each cut, sent 1.66x the GETs
+//   needed, and 7 of 64 ran out of attempts), and the second's growth of
+//   5% of the rate per second left 16 processes at 0.55x of the limit.
+//   bench/results/throttling-scale-*.md has the runs that chose these.
 //   A store never throttled is not paced at all.
 //
 // Throttled: HTTP 429 or 503, S3 SlowDown / TooManyRequests, GCS
@@ -78,9 +81,12 @@ class RetryThrottle {
   static constexpr std::chrono::milliseconds kCutInterval{100};
   static constexpr double kMinRate = 0.5;      // requests per second, the rate limit's floor
   static constexpr double kRateCut = 0.8;      // of the measured rate, kept on a throttle
-  static constexpr double kRateGrowth = 0.05;  // of the rate, gained per second of successes
-  static constexpr double kCalmSeconds = 5;    // each this long without a cut adds kRateGrowth again
-  static constexpr double kRateStep = 0.02;    // requests per second gained per second of successes
+  static constexpr double kRecoverSeconds = 2;  // back to the rate of the last cut this long after it
+  static constexpr double kMaxRate = 1e6;       // requests per second, the growth's ceiling
+
+  // The rate kRecoverSeconds' cubic gives `seconds_since_cut` after a cut
+  // whose aim was `w_max` (throttle.h's header comment). Pure; for tests.
+  static double CubicRate(double w_max, double seconds_since_cut);
 
   // `store` names it in errors and metrics ("s3://bucket").
   explicit RetryThrottle(std::string store);
@@ -133,6 +139,10 @@ class RetryThrottle {
   int in_flight_ = 0;
   int successes_since_change_ = 0;
   std::chrono::steady_clock::time_point last_cut_{};
+  // CUBIC's W_max: the rate growth returns to after a cut, and the rate
+  // the last cut was measured from (for fast convergence).
+  double w_max_ = 0;
+  double last_cut_rate_ = 0;
   // The rate limit (0: none yet) and when the next request may be sent.
   double rate_ = 0;
   std::chrono::steady_clock::time_point next_send_{};

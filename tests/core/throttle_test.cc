@@ -100,6 +100,44 @@ TEST(RetryThrottleTest, ThrottlingCutsTheLimitAndSuccessGrowsItBack) {
   EXPECT_EQ(throttle.state().concurrency_limit, 5);
 }
 
+TEST(RetryThrottleTest, RateGrowsBackAsACubic) {
+  using T = RetryThrottle;
+  const double k = T::kRecoverSeconds;
+  // kRateCut of W_max right after the cut, W_max after kRecoverSeconds.
+  EXPECT_DOUBLE_EQ(T::CubicRate(100, 0), 100 * T::kRateCut);
+  EXPECT_DOUBLE_EQ(T::CubicRate(100, k), 100);
+  // Concave below W_max: most of the way back in half the time.
+  EXPECT_DOUBLE_EQ(T::CubicRate(100, k / 2), 100 * (1 - (1 - T::kRateCut) / 8));
+  // Convex beyond it: slow at first, then faster.
+  EXPECT_DOUBLE_EQ(T::CubicRate(100, 1.5 * k), 100 * (1 + (1 - T::kRateCut) / 8));
+  EXPECT_DOUBLE_EQ(T::CubicRate(100, 2 * k), 100 * (2 - T::kRateCut));
+  // Never decreasing, the same shape whatever the rate, and bounded.
+  double last = 0;
+  for (double t = 0; t < 10 * k; t += 0.1) {
+    const double rate = T::CubicRate(60, t);
+    EXPECT_GE(rate, last) << t;
+    EXPECT_DOUBLE_EQ(T::CubicRate(6, t) * 10, rate) << t;
+    last = rate;
+  }
+  EXPECT_EQ(T::CubicRate(1000, 1e9), T::kMaxRate);
+}
+
+TEST(RetryThrottleTest, AnEarlyThrottleEstimatesTheRateFromWhatWasSent) {
+  RetryThrottle throttle("s3://early");
+  // 16 sent and throttled at once, before a tenth of a second of sending:
+  // the rate is estimated over that tenth (160/s, cut to 128/s), not taken
+  // as nothing (the floor kMinRate). Only a stall of over 12 s between the
+  // sends and the throttle could bring it down to 1/s.
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(throttle.Acquire().ok());
+  throttle.Record(SlowDown());
+  EXPECT_GT(throttle.state().rate_limit, 1.0);
+  // Successes do not lower it.
+  const double cut = throttle.state().rate_limit;
+  throttle.Record(OkStatus());
+  EXPECT_GE(throttle.state().rate_limit, cut);
+  for (int i = 0; i < 16; ++i) throttle.Release();
+}
+
 TEST(RetryThrottleTest, NeverMoreInFlightThanTheLimit) {
   RetryThrottle throttle("s3://limit");
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(throttle.Acquire().ok());

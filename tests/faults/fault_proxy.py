@@ -24,7 +24,9 @@ Control (JSON over HTTP on the control port):
   POST   /rules   a rule or a list of rules; appended, first match wins
   DELETE /rules   removes every rule
   GET    /rules   the rules with the counts they have left
-  GET    /log     one entry per request: method, target, status, fault
+  GET    /log     one entry per request: method, target, status, fault,
+                  time (time.monotonic() when it arrived: comparable
+                  with other processes' on the same machine)
   DELETE /log     clears the log
 
 A rule:
