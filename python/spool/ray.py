@@ -93,12 +93,11 @@ class RecordsDatasink(Datasink):
         for table in tables[1:]:
             arrow_columns(table.schema, self.features)
 
-        def rows() -> Iterable[Sequence[Any]]:
+        def batches() -> Iterable[Any]:
             for table in tables:
-                for batch in table.select([c.name for c in columns]).to_batches(max_chunksize=4096):
-                    yield from zip(*(column.to_pylist() for column in batch.columns))
+                yield from table.select([c.name for c in columns]).to_batches()
 
-        shard = engine.write_shard(self.prefix, self.job, ctx.task_idx, engine.new_job(), columns, rows(),
+        shard = engine.write_shard(self.prefix, self.job, ctx.task_idx, engine.new_job(), columns, batches(),
                                    self.compression, self.compression_level, self.index)
         return columns, shard
 

@@ -6,6 +6,7 @@ import os
 import sys
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 pytestmark = pytest.mark.engines
@@ -116,9 +117,12 @@ def test_only_the_chosen_attempt_of_a_partition_stays(tmp_path):
     prefix = str(tmp_path / "spec" / "train")
     columns = [engine.Column("id", "int64", False)]
     job = engine.new_job()
-    first = engine.write_shard(prefix, job, 0, "1", columns, [(0,), (1,)], "NONE", "default", True)
-    engine.write_shard(prefix, job, 0, "2", columns, [(0,), (1,)], "NONE", "default", True)
-    second = engine.write_shard(prefix, job, 1, "3", columns, [(2,)], "NONE", "default", True)
+    def ids(*values: int) -> list:
+        return [pa.RecordBatch.from_pydict({"id": pa.array(values, pa.int64())})]
+
+    first = engine.write_shard(prefix, job, 0, "1", columns, ids(0, 1), "NONE", "default", True)
+    engine.write_shard(prefix, job, 0, "2", columns, ids(0, 1), "NONE", "default", True)
+    second = engine.write_shard(prefix, job, 1, "3", columns, ids(2), "NONE", "default", True)
     manifest = engine.commit(prefix, job, "NONE", columns, [first, second])
     data.check_exactly_once(manifest, rows=3)
     data.check_no_leftovers(manifest, prefix)
@@ -151,3 +155,50 @@ def test_read_records_gives_back_the_table(spark, parquet, tmp_path):
         assert row == want
     # Without a schema: the manifest's, every feature an array.
     assert spool.spark.read_records(spark, prefix + ".manifest.json").schema["id"].dataType == T.ArrayType(T.LongType())
+
+
+def _sleep_then(value: int) -> int:
+    import time
+
+    time.sleep(4)
+    return value
+
+
+def test_attempts_still_running_past_the_timeout_are_a_warning_naming_them(spark, caplog):
+    import threading
+    import time
+
+    from spool import spark as spool_spark
+
+    context = spark.sparkContext
+    group = "spool-test-still-running"
+
+    def run() -> None:
+        context.setJobGroup(group, "a task that outlives the wait")
+        context.parallelize([1], 1).map(_sleep_then).collect()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        tracker = context.statusTracker()
+
+        def running_tasks() -> int:
+            jobs = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(group)]
+            stages = [tracker.getStageInfo(stage) for job in jobs if job for stage in job.stageIds]
+            return sum(stage.numActiveTasks for stage in stages if stage)
+
+        deadline = time.monotonic() + 60
+        while not running_tasks() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with caplog.at_level("WARNING", logger="spool.spark"):
+            running = spool_spark._wait_for_attempts(spark, group, "s3://bucket/prefix", timeout=0.5)
+    finally:
+        thread.join()
+    assert running and "running task" in running[0]
+    assert "s3://bucket/prefix" in caplog.text and "stopped waiting after" in caplog.text
+
+
+def test_a_negative_attempts_timeout_is_a_value_error(spark, tmp_path):
+    df = spark.createDataFrame([(1,)], "id long")
+    with pytest.raises(ValueError, match="attempts_timeout"):
+        spool.spark.write_records(df, str(tmp_path / "t"), attempts_timeout=-1)
