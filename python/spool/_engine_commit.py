@@ -12,14 +12,16 @@ A failed job deletes all of them and writes no manifest.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from spool import _spool
 from spool.objects import ls, rm, stat
-from spool.records import DatasetManifest, RecordWriter, Shard
+from spool.objects import open as open_object
+from spool.records import DatasetManifest, RecordReader, RecordWriter, Shard
 
 # A column's values as features: kind ("int64", "float", "bytes") and
 # whether a row holds a list of them.
@@ -188,3 +190,33 @@ def commit(prefix_url: str, job: str, compression: str, columns: Sequence[Column
     discard(prefix_url, job, keep)
     shard_list = [Shard(**shard) for shard in raw.pop("shards")]
     return DatasetManifest(shards=shard_list, **raw)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """What a reader needs of a committed dataset: its shards' URLs, their
+    compression and the features of the manifest's schema (name, kind)."""
+
+    shards: list[str]
+    records: list[int]
+    compression: str
+    features: list[tuple[str, str]]
+
+
+def read_dataset(url: str) -> Dataset:
+    """The dataset at ``url``: its prefix or its ``.manifest.json``."""
+    manifest_url = url if url.endswith(".manifest.json") else url.rstrip("/") + ".manifest.json"
+    with open_object(manifest_url, "rb") as file:
+        manifest = json.loads(file.read())
+    folder = posixpath.dirname(manifest_url)
+    shards = manifest.get("shards") or []
+    features = [(f["name"], f["kind"]) for f in (manifest.get("schema") or {}).get("features") or []]
+    return Dataset([f"{folder}/{shard['name']}" for shard in shards], [int(shard.get("records", 0)) for shard in shards],
+                   manifest.get("compression", "NONE"), features)
+
+
+def example_values(shard_url: str, compression: str, batch: int = 1024) -> Iterator[list[dict]]:
+    """Every record of a shard as {feature: list of int, float or bytes}, a batch at a time."""
+    with RecordReader(shard_url, compression) as reader:
+        while records := reader.read_batch(batch):
+            yield _spool._example_values(records)

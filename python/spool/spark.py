@@ -21,10 +21,8 @@ the column, raised before anything is written.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
-import posixpath
 import time
 from typing import Any, Iterator, Optional, Sequence, Union
 
@@ -36,9 +34,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("spool.spark needs pyspark: pip install 'spool[spark]' (or pyspark>=4.0)") from error
 
 from spool import _engine_commit as engine
-from spool import _spool
-from spool.objects import open as open_object
-from spool.records import CompressionLevel, DatasetManifest, RecordReader
+from spool.records import CompressionLevel, DatasetManifest
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -184,20 +180,15 @@ def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None,
 _KIND_TYPES = {"int64_list": T.LongType(), "float_list": T.FloatType(), "bytes_list": T.BinaryType()}
 
 
-def _manifest_url(url: str) -> str:
-    return url if url.endswith(".manifest.json") else url.rstrip("/") + ".manifest.json"
-
-
-def _schema_of(manifest: dict, schema: Any) -> Any:
+def _schema_of(features: Sequence[tuple[str, str]], schema: Any) -> Any:
     if schema is None:
-        features = (manifest.get("schema") or {}).get("features") or []
         if not features:
             raise ValueError("the manifest has no schema: give read_records a schema")
         fields = []
-        for feature in features:
-            if feature["kind"] not in _KIND_TYPES:
-                raise ValueError(f"feature {feature['name']!r} is of mixed kinds: give read_records a schema")
-            fields.append(T.StructField(feature["name"], T.ArrayType(_KIND_TYPES[feature["kind"]])))
+        for name, kind in features:
+            if kind not in _KIND_TYPES:
+                raise ValueError(f"feature {name!r} is of mixed kinds: give read_records a schema")
+            fields.append(T.StructField(name, T.ArrayType(_KIND_TYPES[kind])))
         return T.StructType(fields)
     if isinstance(schema, str):
         schema = T._parse_datatype_string(schema)
@@ -228,30 +219,25 @@ def read_records(spark: SparkSession, url: PathLike, schema: Any = None) -> Data
     feature is null. Left out, every feature of the manifest's schema
     becomes an array column of its kind (long, float or binary).
     """
-    manifest_url = _manifest_url(os.fspath(url))
-    with open_object(manifest_url, "rb") as file:
-        manifest = json.loads(file.read())
-    schema = _schema_of(manifest, schema)
-    folder = posixpath.dirname(manifest_url)
-    compression = manifest.get("compression", "NONE")
-    shards = [f"{folder}/{shard['name']}" for shard in manifest.get("shards") or []]
+    dataset = engine.read_dataset(os.fspath(url))
+    schema = _schema_of(dataset.features, schema)
     fields = [(field.name, isinstance(field.dataType, T.ArrayType),
                _converter(field.dataType.elementType if isinstance(field.dataType, T.ArrayType) else field.dataType))
               for field in schema.fields]
 
     def read_shard(shard_url: str) -> Iterator[tuple]:
-        with RecordReader(shard_url, compression) as reader:
-            while batch := reader.read_batch(1024):
-                for features in _spool._example_values(batch):
-                    row = []
-                    for name, is_list, convert in fields:
-                        values = features.get(name)
-                        if is_list:
-                            row.append(None if values is None else [convert(v) for v in values])
-                        else:
-                            row.append(convert(values[0]) if values else None)
-                    yield tuple(row)
+        for batch in engine.example_values(shard_url, dataset.compression):
+            for features in batch:
+                row = []
+                for name, is_list, convert in fields:
+                    values = features.get(name)
+                    if is_list:
+                        row.append(None if values is None else [convert(v) for v in values])
+                    else:
+                        row.append(convert(values[0]) if values else None)
+                yield tuple(row)
 
+    shards = dataset.shards
     rdd = spark.sparkContext.parallelize(shards, max(1, len(shards))).flatMap(read_shard)
     return spark.createDataFrame(rdd, schema)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -157,45 +158,28 @@ def test_read_records_gives_back_the_table(spark, parquet, tmp_path):
     assert spool.spark.read_records(spark, prefix + ".manifest.json").schema["id"].dataType == T.ArrayType(T.LongType())
 
 
-def _sleep_then(value: int) -> int:
-    import time
+class _StillRunning:
+    """A statusTracker whose job group keeps one stage with a task running."""
 
-    time.sleep(4)
-    return value
+    def getJobIdsForGroup(self, group):
+        return [7]
+
+    def getJobInfo(self, job_id):
+        return SimpleNamespace(stageIds=[3])
+
+    def getStageInfo(self, stage_id):
+        return SimpleNamespace(stageId=3, currentAttemptId=1, numActiveTasks=1)
 
 
-def test_attempts_still_running_past_the_timeout_are_a_warning_naming_them(spark, caplog):
-    import threading
-    import time
-
+def test_attempts_still_running_past_the_timeout_are_a_warning_naming_them(caplog):
     from spool import spark as spool_spark
 
-    context = spark.sparkContext
-    group = "spool-test-still-running"
-
-    def run() -> None:
-        context.setJobGroup(group, "a task that outlives the wait")
-        context.parallelize([1], 1).map(_sleep_then).collect()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    try:
-        tracker = context.statusTracker()
-
-        def running_tasks() -> int:
-            jobs = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(group)]
-            stages = [tracker.getStageInfo(stage) for job in jobs if job for stage in job.stageIds]
-            return sum(stage.numActiveTasks for stage in stages if stage)
-
-        deadline = time.monotonic() + 60
-        while not running_tasks() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        with caplog.at_level("WARNING", logger="spool.spark"):
-            running = spool_spark._wait_for_attempts(spark, group, "s3://bucket/prefix", timeout=0.5)
-    finally:
-        thread.join()
-    assert running and "running task" in running[0]
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(statusTracker=_StillRunning))
+    with caplog.at_level("WARNING", logger="spool.spark"):
+        running = spool_spark._wait_for_attempts(spark, "group", "s3://bucket/prefix", timeout=0.3)
+    assert running == ["stage 3 attempt 1: 1 running task(s)"]
     assert "s3://bucket/prefix" in caplog.text and "stopped waiting after" in caplog.text
+    assert "stage 3 attempt 1" in caplog.text
 
 
 def test_a_negative_attempts_timeout_is_a_value_error(spark, tmp_path):
