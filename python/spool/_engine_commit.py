@@ -1,4 +1,4 @@
-"""What spool.spark and spool.ray share: rows to ``tf.train.Example``, one
+"""What spool.spark and spool.ray share: Arrow batches to ``tf.train.Example``, one
 shard per task attempt, and the commit from the driver.
 
 The rule: every task attempt writes its shard under its own name,
@@ -12,14 +12,16 @@ A failed job deletes all of them and writes no manifest.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from spool import _spool
 from spool.objects import ls, rm, stat
-from spool.records import DatasetManifest, RecordWriter, Shard
+from spool.objects import open as open_object
+from spool.records import DatasetManifest, RecordReader, RecordWriter, Shard
 
 # A column's values as features: kind ("int64", "float", "bytes") and
 # whether a row holds a list of them.
@@ -73,40 +75,70 @@ def check_not_committed(prefix_url: str) -> None:
     raise FileExistsError(f"{manifest} exists: delete that dataset first, or write to another prefix")
 
 
-def _values(name: str, value: Any, kind: str) -> list:
-    if kind == "bytes":
-        return [v.encode() if isinstance(v, str) else bytes(v) for v in value]
-    if kind == "int64":
-        return [int(v) for v in value]
-    return [float(v) for v in value]
+# Arrow types as arrow_examples.h names them; the others are cast to one of these first.
+_ARROW_TYPES = {"int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
+                "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "bool": "bool", "float": "float",
+                "double": "double", "binary": "binary", "large_binary": "large_binary", "string": "binary",
+                "large_string": "large_binary", "list": "list", "large_list": "large_list"}
 
 
-def encode_row(columns: Sequence[Column], row: Sequence[Any]) -> bytes:
-    """A row (values in the order of ``columns``) as a serialized tf.train.Example;
-    None is an absent feature."""
-    entries = []
-    for column, value in zip(columns, row):
-        if value is None:
-            continue
-        if column.is_list:
-            if any(v is None for v in value):
-                raise ValueError(f"column {column.name!r}: an array holds a null, which a tf.train.Example "
-                                 "list cannot hold; drop or fill the nulls first")
-            entries.append((column.name, column.kind, _values(column.name, value, column.kind)))
-        else:
-            entries.append((column.name, column.kind, _values(column.name, (value,), column.kind)))
-    return _spool._encode_example(entries)
+def _arrow_array(array: Any) -> tuple:
+    """(type, offset, length, validity, offsets, data) of one Arrow array, as
+    the binding reads it: its own buffers, no copy."""
+    import pyarrow as pa
+
+    data_type = array.type
+    if pa.types.is_float16(data_type):
+        array, data_type = array.cast(pa.float32()), pa.float32()
+    elif pa.types.is_string_view(data_type) or pa.types.is_binary_view(data_type):
+        array = array.cast(pa.large_binary())
+        data_type = array.type
+    name = _ARROW_TYPES.get(_type_name(data_type))
+    if name is None:
+        raise TypeError(f"no tf.train.Example feature for the Arrow type {data_type}")
+    buffers = array.buffers()
+    if name in ("list", "large_list", "binary", "large_binary"):
+        return (name, array.offset, len(array), buffers[0], buffers[1], None if name.endswith("list") else buffers[2])
+    return (name, array.offset, len(array), buffers[0], None, buffers[1])
+
+
+def _type_name(data_type: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_list(data_type):
+        return "list"
+    if pa.types.is_large_list(data_type):
+        return "large_list"
+    return str(data_type)
+
+
+def arrow_columns(batch: Any, columns: Sequence[Column]) -> list[tuple]:
+    """The binding's description of ``columns`` of an Arrow RecordBatch."""
+    described = []
+    for column in columns:
+        array = batch.column(column.name)
+        values = _arrow_array(array)
+        items = _arrow_array(array.values) if values[0] in ("list", "large_list") else None
+        described.append((column.name, values, items))
+    return described
+
+
+def encode_batch(columns: Sequence[Column], batch: Any) -> list[bytes]:
+    """Each row of an Arrow RecordBatch as a serialized tf.train.Example (what
+    :func:`write_shard` writes); a null is an absent feature."""
+    return _spool._encode_arrow_examples(arrow_columns(batch, columns))
 
 
 def write_shard(prefix_url: str, job: str, partition: int, attempt: str, columns: Sequence[Column],
-                rows: Iterable[Sequence[Any]], compression: str, compression_level: str,
+                batches: Iterable[Any], compression: str, compression_level: str,
                 index: bool) -> WrittenShard:
-    """Writes one attempt's shard; on an error nothing of it is left."""
+    """Writes one attempt's shard, a record per row of the Arrow RecordBatches
+    ``batches`` (encoded in C++, no Python per row); on an error nothing of it is left."""
     url = f"{prefix_url}-{job}-{partition:05d}-a{attempt}{_SUFFIXES[compression]}"
     write_index = index and compression == "NONE"
     with RecordWriter(url, compression, compression_level=compression_level, write_index=write_index) as writer:
-        for row in rows:
-            writer.write(encode_row(columns, row))
+        for batch in batches:
+            writer._native.write_arrow_examples(arrow_columns(batch, columns))
     written = writer.close()
     return WrittenShard(partition, written.url, written.records, written.bytes, written.crc32c,
                         url + ".idx" if write_index else None)
@@ -158,3 +190,33 @@ def commit(prefix_url: str, job: str, compression: str, columns: Sequence[Column
     discard(prefix_url, job, keep)
     shard_list = [Shard(**shard) for shard in raw.pop("shards")]
     return DatasetManifest(shards=shard_list, **raw)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """What a reader needs of a committed dataset: its shards' URLs, their
+    compression and the features of the manifest's schema (name, kind)."""
+
+    shards: list[str]
+    records: list[int]
+    compression: str
+    features: list[tuple[str, str]]
+
+
+def read_dataset(url: str) -> Dataset:
+    """The dataset at ``url``: its prefix or its ``.manifest.json``."""
+    manifest_url = url if url.endswith(".manifest.json") else url.rstrip("/") + ".manifest.json"
+    with open_object(manifest_url, "rb") as file:
+        manifest = json.loads(file.read())
+    folder = posixpath.dirname(manifest_url)
+    shards = manifest.get("shards") or []
+    features = [(f["name"], f["kind"]) for f in (manifest.get("schema") or {}).get("features") or []]
+    return Dataset([f"{folder}/{shard['name']}" for shard in shards], [int(shard.get("records", 0)) for shard in shards],
+                   manifest.get("compression", "NONE"), features)
+
+
+def example_values(shard_url: str, compression: str, batch: int = 1024) -> Iterator[list[dict]]:
+    """Every record of a shard as {feature: list of int, float or bytes}, a batch at a time."""
+    with RecordReader(shard_url, compression) as reader:
+        while records := reader.read_batch(batch):
+            yield _spool._example_values(records)

@@ -14,6 +14,7 @@ absent feature); another type is a :class:`TypeError` naming the column,
 raised before that task writes anything.
 
 A datasink is used for one write; make a new one for the next.
+:func:`read_records` reads a committed dataset back as a ``ray.data.Dataset``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any, Iterable, Optional, Sequence, Union
 
 try:
     import pyarrow as pa
-    from ray.data import Datasink
+    from ray.data import Datasink, Datasource, ReadTask
+    from ray.data.block import BlockMetadata
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("spool.ray needs ray[data]: pip install 'spool[ray]' (or 'ray[data]>=2.40')") from error
 
@@ -93,12 +95,11 @@ class RecordsDatasink(Datasink):
         for table in tables[1:]:
             arrow_columns(table.schema, self.features)
 
-        def rows() -> Iterable[Sequence[Any]]:
+        def batches() -> Iterable[Any]:
             for table in tables:
-                for batch in table.select([c.name for c in columns]).to_batches(max_chunksize=4096):
-                    yield from zip(*(column.to_pylist() for column in batch.columns))
+                yield from table.select([c.name for c in columns]).to_batches()
 
-        shard = engine.write_shard(self.prefix, self.job, ctx.task_idx, engine.new_job(), columns, rows(),
+        shard = engine.write_shard(self.prefix, self.job, ctx.task_idx, engine.new_job(), columns, batches(),
                                    self.compression, self.compression_level, self.index)
         return columns, shard
 
@@ -114,4 +115,68 @@ class RecordsDatasink(Datasink):
         return "SpoolRecords"
 
 
-__all__ = ["RecordsDatasink", "arrow_columns"]
+_KIND_ARROW = {"int64_list": pa.int64(), "float_list": pa.float32(), "bytes_list": pa.binary()}
+
+
+def _shard_table(shard_url: str, compression: str, features: Sequence[tuple[str, str]]) -> "pa.Table":
+    columns: dict[str, list] = {name: [] for name, _ in features}
+    for batch in engine.example_values(shard_url, compression):
+        for example in batch:
+            for name, values in columns.items():
+                values.append(example.get(name))  # absent: null
+    return pa.table({name: pa.array(columns[name], pa.list_(_KIND_ARROW[kind])) for name, kind in features})
+
+
+class RecordsDatasource(Datasource):
+    """A committed dataset's Examples as a Ray Datasource: one read task per
+    group of shards, one Arrow block per shard; every feature of the
+    manifest's schema is a list column of its kind (int64, float32 or
+    binary), null where an Example lacks it. See :func:`read_records`."""
+
+    def __init__(self, url: PathLike) -> None:
+        super().__init__()
+        self.dataset = engine.read_dataset(os.fspath(url))
+        if not self.dataset.features and self.dataset.shards:
+            raise ValueError("the manifest has no schema, which read_records needs for its columns")
+        for name, kind in self.dataset.features:
+            if kind not in _KIND_ARROW:
+                raise ValueError(f"feature {name!r} is of mixed kinds, which no Arrow column holds")
+
+    def estimate_inmemory_data_size(self) -> Optional[int]:
+        return None
+
+    def get_read_tasks(self, parallelism: int, per_task_row_limit: Optional[int] = None,
+                       data_context: Any = None) -> list[ReadTask]:
+        shards = list(zip(self.dataset.shards, self.dataset.records))
+        groups = max(1, min(parallelism, len(shards)))
+        compression, features = self.dataset.compression, self.dataset.features
+        tasks = []
+        for group in range(groups):
+            mine = shards[group::groups]
+            if not mine:
+                continue
+            urls = [url for url, _ in mine]
+
+            def read(urls: list[str] = urls) -> Iterable["pa.Table"]:
+                for url in urls:
+                    yield _shard_table(url, compression, features)
+
+            metadata = BlockMetadata(num_rows=sum(records for _, records in mine), size_bytes=None,
+                                     input_files=urls, exec_stats=None)
+            tasks.append(ReadTask(read, metadata, per_task_row_limit=per_task_row_limit))
+        return tasks
+
+    def get_name(self) -> str:
+        return "SpoolRecords"
+
+
+def read_records(url: PathLike, *, parallelism: int = -1) -> "ray.data.Dataset":
+    """The Examples of a committed dataset (its prefix or ``.manifest.json``)
+    as a ``ray.data.Dataset``, one row per record, read by tasks of whole
+    shards; columns as :class:`RecordsDatasource` makes them."""
+    import ray.data
+
+    return ray.data.read_datasource(RecordsDatasource(url), override_num_blocks=None if parallelism < 0 else parallelism)
+
+
+__all__ = ["RecordsDatasink", "RecordsDatasource", "arrow_columns", "read_records"]

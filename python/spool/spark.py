@@ -21,9 +21,8 @@ the column, raised before anything is written.
 from __future__ import annotations
 
 import dataclasses
-import json
+import logging
 import os
-import posixpath
 import time
 from typing import Any, Iterator, Optional, Sequence, Union
 
@@ -35,9 +34,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("spool.spark needs pyspark: pip install 'spool[spark]' (or pyspark>=4.0)") from error
 
 from spool import _engine_commit as engine
-from spool import _spool
-from spool.objects import open as open_object
-from spool.records import CompressionLevel, DatasetManifest, RecordReader
+from spool.records import CompressionLevel, DatasetManifest
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -83,26 +80,41 @@ def _columns(schema: Any, features: Optional[Sequence[str]]) -> list[engine.Colu
     return columns
 
 
-def _wait_for_attempts(spark: SparkSession, group: str, timeout: float = 120.0) -> None:
+_log = logging.getLogger("spool.spark")
+
+
+def _wait_for_attempts(spark: SparkSession, group: str, prefix: str, timeout: float) -> list[str]:
     """Waits until no task of the job's stages runs: a speculative attempt that
-    lost may still be writing, and must be done before its file is deleted."""
+    lost may still be writing, and must be done before its file is deleted.
+
+    After ``timeout`` seconds it stops waiting, logs a warning naming the
+    prefix and the stages whose tasks still run, and returns them (the
+    caller deletes the losers' files anyway: an attempt still writing may
+    then leave one file behind, which its name ties to the job)."""
     tracker = spark.sparkContext.statusTracker()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        active = 0
+    while True:
+        running = []
         for job_id in tracker.getJobIdsForGroup(group):
             job = tracker.getJobInfo(job_id)
             for stage_id in job.stageIds if job else ():
                 stage = tracker.getStageInfo(stage_id)
-                active += stage.numActiveTasks if stage else 0
-        if active == 0:
-            return
+                if stage and stage.numActiveTasks:
+                    running.append(f"stage {stage.stageId} attempt {stage.currentAttemptId}: "
+                                   f"{stage.numActiveTasks} running task(s)")
+        if not running:
+            return []
+        if time.monotonic() >= deadline:
+            _log.warning("spool.spark.write_records to %s: stopped waiting after %.0f s for task attempts "
+                         "that still run (%s); their files are deleted now, and one still being written "
+                         "may be left behind under the prefix", prefix, timeout, "; ".join(running))
+            return running
         time.sleep(0.2)
 
 
 def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None, compression: str = "none",
                   compression_level: CompressionLevel = "default", index: bool = True,
-                  features: Optional[Sequence[str]] = None) -> DatasetManifest:
+                  features: Optional[Sequence[str]] = None, attempts_timeout: float = 120.0) -> DatasetManifest:
     """Writes ``df`` as TFRecord shards under the prefix ``url`` and commits
     ``<url>.manifest.json``; returns the manifest.
 
@@ -112,6 +124,10 @@ def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None,
     (``"fast"`` for large conversions). ``index``: write each uncompressed
     shard's DALI index (``<shard>.idx``) for :class:`spool.torch.RecordMapDataset`.
     ``features``: the columns to write (default: all), in this order.
+    ``attempts_timeout``: how long the driver waits, after the job, for task
+    attempts still running (speculative losers) before it deletes the
+    losers' files; past it, it logs a warning (logger ``spool.spark``)
+    naming the prefix and the stages still running, and goes on.
 
     Raises :class:`TypeError` for a column without a feature type and
     :class:`FileExistsError` when ``<url>.manifest.json`` exists, both before
@@ -124,27 +140,23 @@ def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None,
     engine.check_not_committed(prefix)
     if features is not None:
         df = df.select(*features)
+    if attempts_timeout < 0:
+        raise ValueError("attempts_timeout must be 0 or more seconds")
     if shards is not None:
         if shards < 1:
             raise ValueError("shards must be 1 or more")
         df = df.repartition(shards)
     job = engine.new_job()
 
-    names = [column.name for column in columns]
-
     def write_partition(batches: Iterator[Any]) -> Iterator[Any]:
         # Arrow batches: far cheaper than the rows of df.rdd (no Row objects,
-        # no pickling between the JVM and Python).
+        # no pickling between the JVM and Python), encoded in C++ a batch at a time.
         import pyarrow as pa
 
         context = TaskContext.get()
 
-        def rows() -> Iterator[tuple]:
-            for batch in batches:
-                yield from zip(*(batch.column(name).to_pylist() for name in names))
-
         shard = engine.write_shard(prefix, job, context.partitionId(), str(context.taskAttemptId()), columns,
-                                   rows(), compression, level, index)
+                                   batches, compression, level, index)
         yield pa.RecordBatch.from_pylist([dataclasses.asdict(shard)], schema=_result_arrow_schema())
 
     spark = df.sparkSession
@@ -155,33 +167,28 @@ def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None,
         written = [engine.WrittenShard(**row.asDict())
                    for row in df.mapInArrow(write_partition, _RESULT_SCHEMA).collect()]
     except BaseException:
-        _wait_for_attempts(spark, group)
+        _wait_for_attempts(spark, group, prefix, attempts_timeout)
         engine.discard(prefix, job)
         raise
     finally:
         context.setLocalProperty("spark.jobGroup.id", None)
         context.setLocalProperty("spark.job.description", None)
-    _wait_for_attempts(spark, group)
+    _wait_for_attempts(spark, group, prefix, attempts_timeout)
     return engine.commit(prefix, job, compression, columns, written)
 
 
 _KIND_TYPES = {"int64_list": T.LongType(), "float_list": T.FloatType(), "bytes_list": T.BinaryType()}
 
 
-def _manifest_url(url: str) -> str:
-    return url if url.endswith(".manifest.json") else url.rstrip("/") + ".manifest.json"
-
-
-def _schema_of(manifest: dict, schema: Any) -> Any:
+def _schema_of(features: Sequence[tuple[str, str]], schema: Any) -> Any:
     if schema is None:
-        features = (manifest.get("schema") or {}).get("features") or []
         if not features:
             raise ValueError("the manifest has no schema: give read_records a schema")
         fields = []
-        for feature in features:
-            if feature["kind"] not in _KIND_TYPES:
-                raise ValueError(f"feature {feature['name']!r} is of mixed kinds: give read_records a schema")
-            fields.append(T.StructField(feature["name"], T.ArrayType(_KIND_TYPES[feature["kind"]])))
+        for name, kind in features:
+            if kind not in _KIND_TYPES:
+                raise ValueError(f"feature {name!r} is of mixed kinds: give read_records a schema")
+            fields.append(T.StructField(name, T.ArrayType(_KIND_TYPES[kind])))
         return T.StructType(fields)
     if isinstance(schema, str):
         schema = T._parse_datatype_string(schema)
@@ -212,30 +219,25 @@ def read_records(spark: SparkSession, url: PathLike, schema: Any = None) -> Data
     feature is null. Left out, every feature of the manifest's schema
     becomes an array column of its kind (long, float or binary).
     """
-    manifest_url = _manifest_url(os.fspath(url))
-    with open_object(manifest_url, "rb") as file:
-        manifest = json.loads(file.read())
-    schema = _schema_of(manifest, schema)
-    folder = posixpath.dirname(manifest_url)
-    compression = manifest.get("compression", "NONE")
-    shards = [f"{folder}/{shard['name']}" for shard in manifest.get("shards") or []]
+    dataset = engine.read_dataset(os.fspath(url))
+    schema = _schema_of(dataset.features, schema)
     fields = [(field.name, isinstance(field.dataType, T.ArrayType),
                _converter(field.dataType.elementType if isinstance(field.dataType, T.ArrayType) else field.dataType))
               for field in schema.fields]
 
     def read_shard(shard_url: str) -> Iterator[tuple]:
-        with RecordReader(shard_url, compression) as reader:
-            while batch := reader.read_batch(1024):
-                for features in _spool._example_values(batch):
-                    row = []
-                    for name, is_list, convert in fields:
-                        values = features.get(name)
-                        if is_list:
-                            row.append(None if values is None else [convert(v) for v in values])
-                        else:
-                            row.append(convert(values[0]) if values else None)
-                    yield tuple(row)
+        for batch in engine.example_values(shard_url, dataset.compression):
+            for features in batch:
+                row = []
+                for name, is_list, convert in fields:
+                    values = features.get(name)
+                    if is_list:
+                        row.append(None if values is None else [convert(v) for v in values])
+                    else:
+                        row.append(convert(values[0]) if values else None)
+                yield tuple(row)
 
+    shards = dataset.shards
     rdd = spark.sparkContext.parallelize(shards, max(1, len(shards))).flatMap(read_shard)
     return spark.createDataFrame(rdd, schema)
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "arrow_examples.h"
 #include "bindings.h"
 #include "spool/records/example.h"
 
@@ -155,6 +156,21 @@ py::dict DecodeExamples(std::span<const tensorflow::Example> examples, const std
 void RegisterExamples(py::module_& m) {
   m.def("_decode_examples", &DecodeRecords, py::arg("records"), py::arg("features"));
   m.def("_example_values", &ExampleValues, py::arg("records"));
+  // What _RecordWriter.write_arrow_examples writes, as a list of records (for tests).
+  m.def(
+      "_encode_arrow_examples",
+      [](const py::list& columns) {
+        const ArrowColumns arrow = ArrowColumnsFrom(columns);
+        std::vector<std::string> records;
+        ThrowIfError(EncodeArrowRows(arrow, [&](std::string_view record) {
+          records.emplace_back(record);
+          return OkStatus();
+        }));
+        py::list out;
+        for (const std::string& record : records) out.append(py::bytes(record));
+        return out;
+      },
+      py::arg("columns"));
   m.def(
       "_encode_example",
       [](const py::list& features) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "arrow_examples.h"
 #include "bindings.h"
 #include "process.h"
 #include "spool/records/compression.h"
@@ -70,6 +71,19 @@ class RecordWriter {
     std::string_view data = BufferView(record, view);
     py::gil_scoped_release release;
     ThrowIfError(writer.Write(data));
+  }
+
+  // One record per row of Arrow columns (arrow_examples.h), all without the GIL.
+  int64_t WriteArrowExamples(const py::list& columns) {
+    records::RecordWriter& writer = Get();
+    const ArrowColumns arrow = ArrowColumnsFrom(columns);  // its views are released with the GIL, on return
+    Status written;
+    {
+      py::gil_scoped_release release;
+      written = EncodeArrowRows(arrow, [&](std::string_view record) { return writer.Write(record); });
+    }
+    ThrowIfError(written);
+    return arrow.rows;
   }
 
   py::dict Close() {
@@ -323,6 +337,7 @@ void RegisterRecords(py::module_& m) {
       .def(py::init<const std::string&, std::optional<std::string>, const std::string&, bool>(), py::arg("url"),
            py::arg("compression"), py::arg("compression_level"), py::arg("write_index"))
       .def("write", &RecordWriter::Write, py::arg("record"))
+      .def("write_arrow_examples", &RecordWriter::WriteArrowExamples, py::arg("columns"))
       .def("close", &RecordWriter::Close)
       .def("abort", &RecordWriter::Abort)
       .def_property_readonly("records", &RecordWriter::records);

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from types import SimpleNamespace
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 pytestmark = pytest.mark.engines
@@ -116,9 +118,12 @@ def test_only_the_chosen_attempt_of_a_partition_stays(tmp_path):
     prefix = str(tmp_path / "spec" / "train")
     columns = [engine.Column("id", "int64", False)]
     job = engine.new_job()
-    first = engine.write_shard(prefix, job, 0, "1", columns, [(0,), (1,)], "NONE", "default", True)
-    engine.write_shard(prefix, job, 0, "2", columns, [(0,), (1,)], "NONE", "default", True)
-    second = engine.write_shard(prefix, job, 1, "3", columns, [(2,)], "NONE", "default", True)
+    def ids(*values: int) -> list:
+        return [pa.RecordBatch.from_pydict({"id": pa.array(values, pa.int64())})]
+
+    first = engine.write_shard(prefix, job, 0, "1", columns, ids(0, 1), "NONE", "default", True)
+    engine.write_shard(prefix, job, 0, "2", columns, ids(0, 1), "NONE", "default", True)
+    second = engine.write_shard(prefix, job, 1, "3", columns, ids(2), "NONE", "default", True)
     manifest = engine.commit(prefix, job, "NONE", columns, [first, second])
     data.check_exactly_once(manifest, rows=3)
     data.check_no_leftovers(manifest, prefix)
@@ -151,3 +156,33 @@ def test_read_records_gives_back_the_table(spark, parquet, tmp_path):
         assert row == want
     # Without a schema: the manifest's, every feature an array.
     assert spool.spark.read_records(spark, prefix + ".manifest.json").schema["id"].dataType == T.ArrayType(T.LongType())
+
+
+class _StillRunning:
+    """A statusTracker whose job group keeps one stage with a task running."""
+
+    def getJobIdsForGroup(self, group):
+        return [7]
+
+    def getJobInfo(self, job_id):
+        return SimpleNamespace(stageIds=[3])
+
+    def getStageInfo(self, stage_id):
+        return SimpleNamespace(stageId=3, currentAttemptId=1, numActiveTasks=1)
+
+
+def test_attempts_still_running_past_the_timeout_are_a_warning_naming_them(caplog):
+    from spool import spark as spool_spark
+
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(statusTracker=_StillRunning))
+    with caplog.at_level("WARNING", logger="spool.spark"):
+        running = spool_spark._wait_for_attempts(spark, "group", "s3://bucket/prefix", timeout=0.3)
+    assert running == ["stage 3 attempt 1: 1 running task(s)"]
+    assert "s3://bucket/prefix" in caplog.text and "stopped waiting after" in caplog.text
+    assert "stage 3 attempt 1" in caplog.text
+
+
+def test_a_negative_attempts_timeout_is_a_value_error(spark, tmp_path):
+    df = spark.createDataFrame([(1,)], "id long")
+    with pytest.raises(ValueError, match="attempts_timeout"):
+        spool.spark.write_records(df, str(tmp_path / "t"), attempts_timeout=-1)

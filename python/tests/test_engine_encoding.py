@@ -1,0 +1,99 @@
+"""Arrow batches to tf.train.Example in C++ (what spool.spark and spool.ray
+write) give the bytes of the row-by-row Python encoding they replaced."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pyarrow as pa
+import pytest
+
+from spool import _engine_commit as engine
+from spool import _spool
+
+
+def _python_encoding(columns: Sequence[engine.Column], row: Sequence[Any]) -> bytes:
+    # The former per-row path: values through Python objects, then _encode_example.
+    def values(value: Any, kind: str) -> list:
+        if kind == "bytes":
+            return [v.encode() if isinstance(v, str) else bytes(v) for v in value]
+        if kind == "int64":
+            return [int(v) for v in value]
+        return [float(v) for v in value]
+
+    entries = []
+    for column, value in zip(columns, row):
+        if value is None:
+            continue
+        entries.append((column.name, column.kind, values(value if column.is_list else (value,), column.kind)))
+    return _spool._encode_example(entries)
+
+
+def _batch() -> pa.RecordBatch:
+    rows = 40
+    data = {
+        "i8": pa.array([None if i % 7 == 0 else i - 20 for i in range(rows)], pa.int8()),
+        "i16": pa.array([i * -300 for i in range(rows)], pa.int16()),
+        "i32": pa.array([i * 70000 for i in range(rows)], pa.int32()),
+        "i64": pa.array([(i - 20) * 2**40 for i in range(rows)], pa.int64()),
+        "u8": pa.array([i * 6 for i in range(rows)], pa.uint8()),
+        "u16": pa.array([i * 1600 for i in range(rows)], pa.uint16()),
+        "u32": pa.array([i * 100_000_000 for i in range(rows)], pa.uint32()),
+        "u64": pa.array([i * 2**57 for i in range(rows)], pa.uint64()),
+        "flag": pa.array([None if i % 5 == 0 else i % 2 == 0 for i in range(rows)], pa.bool_()),
+        "f16": pa.array([i / 4 for i in range(rows)], pa.float16()),
+        "f32": pa.array([i / 3 for i in range(rows)], pa.float32()),
+        "f64": pa.array([None if i % 3 == 0 else i / 7 + 1e-9 for i in range(rows)], pa.float64()),
+        "text": pa.array([None if i % 4 == 0 else "é" * (i % 3) for i in range(rows)], pa.string()),
+        "large_text": pa.array([f"row {i}" for i in range(rows)], pa.large_string()),
+        "blob": pa.array([bytes([i]) * (i % 5) for i in range(rows)], pa.binary()),
+        "large_blob": pa.array([None if i % 6 == 0 else b"\x00" * i for i in range(rows)], pa.large_binary()),
+        "ints": pa.array([None if i % 8 == 0 else list(range(i % 4)) for i in range(rows)], pa.list_(pa.int32())),
+        "flags": pa.array([[True, False][: i % 3] for i in range(rows)], pa.list_(pa.bool_())),
+        "floats": pa.array([[i / 2, -i / 3] for i in range(rows)], pa.large_list(pa.float64())),
+        "words": pa.array([None if i % 9 == 0 else ["a", "", "bc"][: i % 4] for i in range(rows)],
+                          pa.list_(pa.string())),
+        "blobs": pa.array([[b"x" * i] for i in range(rows)], pa.large_list(pa.large_binary())),
+        "empty": pa.array(["" for _ in range(rows)], pa.string()),
+    }
+    return pa.RecordBatch.from_pydict(data)
+
+
+def _columns(batch: pa.RecordBatch) -> list[engine.Column]:
+    import spool.ray  # noqa: F401 - only for arrow_columns' mapping, when ray is there
+    return spool.ray.arrow_columns(batch.schema)
+
+
+@pytest.fixture(scope="module")
+def columns() -> list[engine.Column]:
+    pytest.importorskip("ray")
+    return _columns(_batch())
+
+
+@pytest.mark.parametrize("offset,length", [(0, 40), (3, 30), (17, 1), (40, 0)])
+def test_arrow_batch_gives_the_bytes_of_the_python_encoding(columns, offset, length):
+    batch = _batch().slice(offset, length)  # slices: every buffer read at an offset
+    expected = [_python_encoding(columns, row) for row in zip(*(c.to_pylist() for c in batch.columns))]
+    assert engine.encode_batch(columns, batch) == expected
+    assert len(expected) == length
+
+
+def test_lists_sliced_inside_their_values_keep_their_elements(columns):
+    # A list array whose values array is itself a slice (a nonzero child offset).
+    values = pa.array(list(range(100)), pa.int64()).slice(10, 50)
+    lists = pa.ListArray.from_arrays(pa.array([0, 2, 2, 5], pa.int32()), values)
+    batch = pa.RecordBatch.from_arrays([lists], ["ints"])
+    ints = [engine.Column("ints", "int64", True)]
+    assert engine.encode_batch(ints, batch) == [_python_encoding(ints, (row,)) for row in lists.to_pylist()]
+
+
+def test_a_null_inside_a_list_is_a_value_error_naming_the_column():
+    batch = pa.RecordBatch.from_pydict({"ints": pa.array([[1], [2, None]], pa.list_(pa.int64()))})
+    with pytest.raises(ValueError, match="column 'ints': an array holds a null"):
+        engine.encode_batch([engine.Column("ints", "int64", True)], batch)
+
+
+def test_an_unsigned_value_past_int64_is_a_value_error():
+    batch = pa.RecordBatch.from_pydict({"big": pa.array([1, 2**63], pa.uint64())})
+    with pytest.raises(ValueError, match="column 'big': a value of 2\\^63 or more"):
+        engine.encode_batch([engine.Column("big", "int64", False)], batch)
