@@ -39,29 +39,36 @@ bool IsList(ArrowType type) { return type == ArrowType::kList || type == ArrowTy
 bool IsBinary(ArrowType type) { return type == ArrowType::kBinary || type == ArrowType::kLargeBinary; }
 bool IsFloat(ArrowType type) { return type == ArrowType::kFloat32 || type == ArrowType::kFloat64; }
 
-const uint8_t* View(const py::handle buffer, ArrowColumns& out) {
-  if (buffer.is_none()) return nullptr;
+// A buffer's bytes (none: null and 0), its view kept in `out`.
+struct Bytes {
+  const uint8_t* data = nullptr;
+  int64_t size = 0;
+};
+
+Bytes View(const py::handle buffer, ArrowColumns& out) {
+  if (buffer.is_none()) return {};
   out.views.push_back(py::reinterpret_borrow<py::buffer>(buffer).request());
-  return static_cast<const uint8_t*>(out.views.back().ptr);
+  const py::buffer_info& view = out.views.back();
+  return {static_cast<const uint8_t*>(view.ptr), static_cast<int64_t>(view.size * view.itemsize)};
 }
 
-ArrowValues ValuesFrom(const py::handle item, ArrowColumns& out) {
-  const py::tuple entry = py::reinterpret_borrow<py::tuple>(item);
-  if (entry.size() != 6)
-    throw StatusError(InvalidArgumentError("an Arrow array is (type, offset, length, validity, offsets, data)"));
-  ArrowValues values;
-  values.type = ParseType(entry[0].cast<std::string>());
-  values.offset = entry[1].cast<int64_t>();
-  values.length = entry[2].cast<int64_t>();
-  values.validity = View(entry[3], out);
-  values.offsets = View(entry[4], out);
-  values.data = View(entry[5], out);
-  const bool needs_offsets = IsList(values.type) || IsBinary(values.type);
-  if (values.offset < 0 || values.length < 0 || (needs_offsets && !values.offsets) ||
-      (!IsList(values.type) && !values.data && values.length > 0 && !IsBinary(values.type))) {
-    throw StatusError(InvalidArgumentError("an Arrow array's buffers do not match its type"));
+int64_t OffsetWidth(ArrowType type) { return type == ArrowType::kLargeList || type == ArrowType::kLargeBinary ? 8 : 4; }
+
+int64_t ValueWidth(ArrowType type) {
+  switch (type) {
+    case ArrowType::kInt8:
+    case ArrowType::kUInt8:
+      return 1;
+    case ArrowType::kInt16:
+    case ArrowType::kUInt16:
+      return 2;
+    case ArrowType::kInt32:
+    case ArrowType::kUInt32:
+    case ArrowType::kFloat32:
+      return 4;
+    default:
+      return 8;
   }
-  return values;
 }
 
 bool IsValid(const ArrowValues& values, int64_t i) {
@@ -81,6 +88,40 @@ std::pair<int64_t, int64_t> Range(const ArrowValues& values, int64_t i) {
   int32_t bounds[2];
   std::memcpy(bounds, values.offsets + at * 4, sizeof bounds);
   return {bounds[0], bounds[1]};
+}
+
+ArrowValues ValuesFrom(const py::handle item, ArrowColumns& out) {
+  const py::tuple entry = py::reinterpret_borrow<py::tuple>(item);
+  if (entry.size() != 6)
+    throw StatusError(InvalidArgumentError("an Arrow array is (type, offset, length, validity, offsets, data)"));
+  ArrowValues values;
+  values.type = ParseType(entry[0].cast<std::string>());
+  values.offset = entry[1].cast<int64_t>();
+  values.length = entry[2].cast<int64_t>();
+  const Bytes validity = View(entry[3], out);
+  const Bytes offsets = View(entry[4], out);
+  const Bytes data = View(entry[5], out);
+  values.validity = validity.data;
+  values.offsets = offsets.data;
+  values.data = data.data;
+  // Every element the encoder reads must lie inside its buffer: a short
+  // buffer is an error here, never a read past its end.
+  const auto bad = [] { return StatusError(InvalidArgumentError("an Arrow array's buffers do not match its type")); };
+  if (values.offset < 0 || values.length < 0) throw bad();
+  const int64_t end = values.offset + values.length;
+  if (values.validity && validity.size * 8 < end) throw bad();
+  if (IsList(values.type) || IsBinary(values.type)) {
+    if (!values.offsets || offsets.size < (end + 1) * OffsetWidth(values.type)) throw bad();
+    for (int64_t i = 0; i < values.length; ++i) {
+      const auto [begin, stop] = Range(values, i);
+      if (begin < 0 || stop < begin) throw bad();
+      if (IsBinary(values.type) && stop > data.size) throw bad();
+    }
+  } else if (values.length > 0) {
+    const int64_t needed = values.type == ArrowType::kBool ? (end + 7) / 8 : end * ValueWidth(values.type);
+    if (!values.data || data.size < needed) throw bad();
+  }
+  return values;
 }
 
 template <typename T>
@@ -174,6 +215,9 @@ ArrowColumns ArrowColumnsFrom(const py::list& columns) {
       column.items = ValuesFrom(entry[2], out);
       if (IsList(column.items.type)) {
         throw StatusError(InvalidArgumentError("column " + column.name + ": lists of lists have no Example feature"));
+      }
+      if (column.values.length > 0 && Range(column.values, column.values.length - 1).second > column.items.length) {
+        throw StatusError(InvalidArgumentError("list column " + column.name + " has offsets past its items"));
       }
     }
     if (!first && column.values.length != out.rows) {

@@ -97,3 +97,24 @@ def test_an_unsigned_value_past_int64_is_a_value_error():
     batch = pa.RecordBatch.from_pydict({"big": pa.array([1, 2**63], pa.uint64())})
     with pytest.raises(ValueError, match="column 'big': a value of 2\\^63 or more"):
         engine.encode_batch([engine.Column("big", "int64", False)], batch)
+
+
+def test_buffers_too_short_for_the_array_are_a_value_error_not_a_read_past_them():
+    # (name, (type, offset, length, validity, offsets, data), items): the
+    # description Python hands the encoder; a lie about lengths must not
+    # make it read outside the buffers it was given.
+    four_ints = bytes(4 * 8)
+    offsets = bytes([0, 0, 0, 0, 9, 0, 0, 0])  # one element of 9 bytes
+    bad = [
+        [("n", ("int64", 0, 5, None, None, four_ints), None)],  # 5 values in 4
+        [("n", ("int64", 2, 3, None, None, four_ints), None)],  # offset + length past the end
+        [("n", ("int64", 0, 4, bytes(0), None, four_ints), None)],  # a validity bitmap too short
+        [("b", ("binary", 0, 1, None, offsets, b"short"), None)],  # bytes past the data
+        [("b", ("binary", 0, 2, None, offsets, b"x" * 9), None)],  # offsets for one element, two asked
+        [("l", ("list", 0, 1, None, bytes([0, 0, 0, 0, 5, 0, 0, 0]), None),
+          ("int64", 0, 4, None, None, four_ints))],  # a list past its items
+    ]
+    for columns in bad:
+        with pytest.raises(ValueError, match="do not match its type|offsets past its items"):
+            _spool._encode_arrow_examples(columns)
+    assert len(_spool._encode_arrow_examples([("n", ("int64", 0, 4, None, None, four_ints), None)])) == 4
