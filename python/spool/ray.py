@@ -137,10 +137,13 @@ class RecordsDatasource(Datasource):
         super().__init__()
         self.dataset = engine.read_dataset(os.fspath(url))
         if not self.dataset.features and self.dataset.shards:
-            raise ValueError("the manifest has no schema, which read_records needs for its columns")
+            raise ValueError(f"the manifest of {os.fspath(url)} has no schema, which read_records needs for its "
+                             "columns: write the dataset with RecordsDatasink or spool.spark.write_records (they "
+                             "record one), or read it with spool.spark.read_records(..., schema=...)")
         for name, kind in self.dataset.features:
             if kind not in _KIND_ARROW:
-                raise ValueError(f"feature {name!r} is of mixed kinds, which no Arrow column holds")
+                raise ValueError(f"feature {name!r} of {os.fspath(url)} is of mixed kinds, which no Arrow column "
+                                 "holds: read it with spool.spark.read_records(..., schema=...)")
 
     def estimate_inmemory_data_size(self) -> Optional[int]:
         return None

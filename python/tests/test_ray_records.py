@@ -124,3 +124,12 @@ def test_read_records_gives_back_every_row_and_value_with_nulls(parquet, root):
     for name in source.column_names:
         want = [_as_feature(v, source.schema.field(name).type) for v in source[name].to_pylist()]
         assert got[name].to_pylist() == want, name
+
+
+def test_read_records_of_a_dataset_without_a_schema_says_what_to_do(tmp_path):
+    # Raw records (a ShardedWriter's manifest records no Example schema).
+    with spool.ShardedWriter(str(tmp_path / "raw" / "train"), 2) as writer:
+        for i in range(4):
+            writer.write(b"record %d" % i)
+    with pytest.raises(ValueError, match="has no schema.*RecordsDatasink.*schema="):
+        spool.ray.RecordsDatasource(str(tmp_path / "raw" / "train"))
