@@ -36,7 +36,8 @@ for round in $(seq "$rounds"); do
     esac
     before=$(vmstat)
     /usr/bin/time -f '%e %U %S' -o "$local_dir/time" "${cmd[@]}"
-    moved=$(join <(echo "$before") <(vmstat) | awk '$3 != $2 {printf "%s+%d ", $1, $3 - $2}')
+    # The same counters in the same order before and after: side by side.
+    moved=$(paste -d' ' <(echo "$before") <(vmstat) | awk '$4 != $2 {printf "%s+%d ", $1, $4 - $2}')
     read -r wall user sys <"$local_dir/time"
     printf '%-12s round %d  %6.2f s  %7.1f MiB/s  user %5.2f  sys %5.2f  %s\n' "$tool" "$round" "$wall" \
       "$(awk -v m="$mib" -v s="$wall" 'BEGIN{print m / s}')" "$user" "$sys" "$moved"
