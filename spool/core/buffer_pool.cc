@@ -53,6 +53,7 @@ BufferPool::Buffer BufferPool::Take(size_t size) {
       return Buffer(this, std::move(data), size);
     }
   }
+  buffers_made_.fetch_add(1, std::memory_order_relaxed);
   return Buffer(this, AllocateLargeBuffer(size), size);
 }
 

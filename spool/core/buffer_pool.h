@@ -24,6 +24,7 @@
 // buffer made in the parent and released in the child is simply freed.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -70,6 +71,8 @@ class BufferPool {
   Buffer Take(size_t size);
 
   uint64_t idle_bytes() const;
+  // Buffers this pool took from the system (not reused), since it was made.
+  uint64_t buffers_made() const { return buffers_made_.load(std::memory_order_relaxed); }
 
  private:
   void Return(LargeBuffer data, size_t size);
@@ -83,6 +86,7 @@ class BufferPool {
   };
   std::vector<Idle> idle_;  // most recently returned last
   uint64_t idle_bytes_ = 0;
+  std::atomic<uint64_t> buffers_made_{0};
 };
 
 // The pool used when a caller passes none: 32 MiB idle, one per process.

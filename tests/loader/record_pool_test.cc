@@ -171,5 +171,37 @@ TEST(DataLoaderRecords, SteadyStateReusesBlocks) {
       << counters.record_blocks_made << " blocks made";
 }
 
+TEST(DataLoaderRecords, NewShardsReadersReuseChunkBuffers) {
+  // 40 shards read 5 times, 4 at a time: 200 readers, each of which needs
+  // a few chunk buffers. Those of a finished reader serve the next one, so
+  // the buffers made stay what 4 readers hold at once however many shards
+  // go by (without the loader's own buffer pool each new reader took fresh
+  // ones, beyond the process pool's 32 MiB idle; pipeline.h).
+  MemoryStore::ClearBucket("loader-chunk-reuse");
+  MemoryStore store("loader-chunk-reuse");
+  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", std::vector<uint64_t>(40, 50), 20000});
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  DataLoaderOptions options;
+  options.inputs = {"mem://loader-chunk-reuse/" + dataset->glob};
+  options.batch_size = 8;
+  options.epochs = 5;
+  options.interleave = 4;
+  options.memory_budget = 16 << 20;
+  auto loader = DataLoader::Open(options);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  uint64_t records = 0;
+  while (true) {
+    auto batch = (*loader)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!*batch) break;
+    records += (*batch)->records.size();
+  }
+  EXPECT_EQ(records, 5 * dataset->records.size());
+  const auto counters = (*loader)->Counters();
+  EXPECT_GT(counters.read_buffers_made, 0u) << "the shard readers did not take their buffers from the loader's pool";
+  // 200 readers went by; what 4 readers (plus prefetch) hold at once is far fewer.
+  EXPECT_LT(counters.read_buffers_made, 200u) << counters.read_buffers_made << " chunk buffers made";
+}
+
 }  // namespace
 }  // namespace spool::testing

@@ -328,6 +328,9 @@ LoaderCounters DataLoader::Counters() const {
   {
     std::lock_guard lock(swap_mu_);  // a Resume on the consumer thread may be replacing them
     out.buffered_bytes = partitions_ ? partitions_->buffered_bytes() : pipeline_ ? pipeline_->buffered_bytes() : 0;
+    out.read_buffers_made = partitions_ ? partitions_->read_buffers_made()
+                            : pipeline_ ? pipeline_->read_buffers_made()
+                                        : 0;
   }
   out.peak_buffered_bytes = c.peak_buffered.load();
   out.budget_overruns = c.budget_overruns.load();

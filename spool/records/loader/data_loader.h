@@ -124,6 +124,10 @@ struct LoaderCounters {
   uint64_t record_blocks_made = 0;
   uint64_t record_bytes_live = 0;
   uint64_t record_bytes_idle = 0;
+  // Chunk buffers the shard readers took from the system since Open (or
+  // the last Restore): flat in steady state, since a new shard's reader
+  // reuses those of the readers before it.
+  uint64_t read_buffers_made = 0;
   HistogramCounts next_wait;        // how long each Next() took: its waits for data, as a distribution
   // The shard cache (DataLoaderOptions::cache_dir), this loader's share.
   uint64_t cache_hits = 0;           // shards read from the cache

@@ -146,4 +146,10 @@ uint64_t PartitionSet::buffered_bytes() const {
   return bytes;
 }
 
+uint64_t PartitionSet::read_buffers_made() const {
+  uint64_t made = 0;
+  for (const Partition& partition : partitions_) made += partition.pipeline->read_buffers_made();
+  return made;
+}
+
 }  // namespace spool::loader

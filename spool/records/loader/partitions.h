@@ -56,6 +56,7 @@ class PartitionSet {
   void SetPaused(bool paused);
   void Close();
   uint64_t buffered_bytes() const;
+  uint64_t read_buffers_made() const;
 
   // Steps every worker takes in each epoch (see above).
   uint64_t steps_per_epoch() const { return steps_per_epoch_; }

@@ -37,6 +37,7 @@ Pipeline::Pipeline(Config config)
   reader_read_ahead_ = std::min(options_.read_ahead, share > 2 * reader_chunk_ ? share - 2 * reader_chunk_ : 0);
   read_ahead_budget_ = std::make_unique<ByteBudget>(std::max<uint64_t>(readers * reader_read_ahead_, 1));
   const uint64_t fixed = readers * (reader_read_ahead_ + 2 * reader_chunk_);
+  read_buffers_ = std::make_unique<BufferPool>(fixed);
   capacity_ = options_.memory_budget > fixed ? options_.memory_budget - fixed : 0;
 }
 
@@ -285,6 +286,7 @@ records::RecordReaderOptions Pipeline::ReaderOptions() const {
   reader.inflate_block_size = reader_chunk_;
   reader.io.executor = &executor_;
   reader.io.budget = read_ahead_budget_.get();
+  reader.io.buffers = read_buffers_.get();
   if (options_.bad_shard_policy == BadShardPolicy::kSkip) {
     reader.on_corrupt = records::CorruptPolicy::kSkipRestOfShard;
   }

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "spool/core/buffer_pool.h"
 #include "spool/core/cancel.h"
 #include "spool/core/executor.h"
 #include "spool/core/status.h"
@@ -109,6 +110,8 @@ class Pipeline {
   // Idempotent; any thread but a fetch task.
   void Close();
   uint64_t buffered_bytes() const;
+  // Chunk buffers the shard readers took from the system (read_buffers_).
+  uint64_t read_buffers_made() const { return read_buffers_->buffers_made(); }
   // Paused: no fetch starts unless Next() waits for data. Fetches in flight
   // finish.
   void SetPaused(bool paused);
@@ -179,6 +182,14 @@ class Pipeline {
   // Bytes read ahead by the shard readers; the rest of memory_budget is for
   // decoded records (capacity_).
   std::unique_ptr<ByteBudget> read_ahead_budget_;
+  // The shard readers' chunk buffers, kept for the next reader when one
+  // ends. The process's default pool keeps 32 MiB idle, less than the
+  // interleaved readers' read-ahead, so a new shard's reader took fresh
+  // buffers, each a huge-page fault that zeroes 2 MiB (a tenth of the
+  // loader's CPU over page-cached shards, bench/results/*-loader-io-pool.md).
+  // Idle buffers stay within the readers' share of memory_budget. Declared
+  // before anything that holds a reader, so that it is destroyed after them.
+  std::unique_ptr<BufferPool> read_buffers_;
   uint64_t reader_chunk_ = 0;       // bytes per ranged read
   uint64_t reader_read_ahead_ = 0;  // bytes in flight per reader
   uint64_t capacity_ = 0;
