@@ -43,7 +43,7 @@ _SPOOL_PROGRAMS = ("/usr/local/bin/spool", "/usr/local/bin/train_loop", "/usr/lo
 IMAGE_PROGRAMS = {
     "spool:latest": _SPOOL_PROGRAMS,  # target runtime
     "spool-mpi:latest": _SPOOL_PROGRAMS + ("mpirun", "/usr/local/bin/spool-mpi-worker"),  # target mpi
-    # target engines: Python with spool, pyspark and ray (not built by image_test.py).
+    # target engines: Python with spool, pyspark and ray (image_test.py --engines).
     "spool-engines:latest": ("/bin/sh", "spark-submit", "python", "ray", "/usr/local/bin/convert_parquet.py"),
 }
 # The image's user's ~/.ssh, where mpi-operator mounts the job's SSH keys.

@@ -33,7 +33,18 @@ but Debian's packages are. So:
 With --full the build stage is built as written too (compiling spool in the
 image: about as long as a build of the project; not part of the suite).
 
-  image_test.py --source DIR --spool PATH --train PATH --work DIR [--full]
+With --engines it builds the engines stage instead (Python, Java, pyspark and
+ray from PyPI: not part of the suite, which must not depend on PyPI's
+availability) and, inside it as its user: every program the Spark and Ray
+manifests run exists, then samples/python/convert_parquet.py converts a
+Parquet table with every mapped type and nulls, on Spark (spark-submit,
+local[2]) and on Ray (a local cluster), to the test RGW, and
+tests/samples/engines_in_image.py reads each committed dataset back through
+spool and checks every row once with equal values. --wheel PATH puts that
+wheel (built from this tree, on the same Debian release) in place of the
+wheel stage, which otherwise compiles spool in the image.
+
+  image_test.py --source DIR --spool PATH --train PATH --work DIR [--full | --engines [--wheel PATH]]
 
 Needs buildah and debootstrap (scripts/setup installs them), root, and the
 environment of the ceph_rgw fixture (AWS_ENDPOINT_URL, keys,
@@ -43,6 +54,7 @@ SPOOL_S3_TEST_BUCKET). Everything under s3://$SPOOL_S3_TEST_BUCKET/image-test/
 
 import argparse
 import glob
+import json
 import os
 import re
 import shlex
@@ -64,6 +76,8 @@ BASE_TAGS = (f"docker.io/library/debian:{SUITE}", f"docker.io/library/debian:{SU
 RUNTIME_IMAGE = "localhost/spool:image-test"
 MPI_IMAGE = "localhost/spool-mpi:image-test"
 DEPS_IMAGE = "localhost/spool-build-deps:image-test"
+ENGINES_IMAGE = "localhost/spool-engines:image-test"
+ENGINES_ROWS = 20000
 # Programs the build stage installs into /opt/spool/bin (cli/ and samples/ install rules).
 BUILT_PROGRAMS = ("spool", "train_loop", "stream_shards", "save_checkpoint")
 DIGITS_ROWS = 300
@@ -146,8 +160,10 @@ class Container:
     def __init__(self, buildah, name):
         self.buildah, self.name = buildah, name
 
-    def run(self, command, env=None, volumes=(), user=None, timeout=600, check_code=True):
+    def run(self, command, env=None, volumes=(), user=None, timeout=600, check_code=True, hostname=None):
         args = ["run", "--isolation", "chroot", "--network", "host"]
+        if hostname:
+            args += ["--hostname", hostname]
         for k, v in (env or {}).items():
             args += ["-e", f"{k}={v}"]
         for v in volumes:
@@ -213,6 +229,30 @@ def stage_binaries(work, spool, train):
     return root
 
 
+def host_ca_for_pip():
+    """The host's CA bundle for pip inside the build (the Dockerfile's PIP_CERT):
+    where PyPI is reached through a proxy that re-signs TLS, the image's own
+    bundle does not trust it. A build-time mount: nothing of it stays in the image."""
+    bundle = "/etc/ssl/certs/ca-certificates.crt"
+    if not os.path.exists(bundle):
+        return []
+    return ["-v", f"{bundle}:/run/host-ca.pem:ro", "--build-arg", "PIP_CERT=/run/host-ca.pem"]
+
+
+def stage_wheel(work, wheel):
+    """<work>/wheel/wheels/<the wheel>: the wheel stage's /wheels, for --build-context wheel=."""
+    if os.path.isdir(wheel):
+        found = glob.glob(os.path.join(wheel, "spool-*.whl"))
+        check(len(found) == 1, f"{wheel}: holds {len(found)} spool wheels, not one (python_wheel_test builds it)")
+        wheel = found[0]
+    check(os.path.basename(wheel).startswith("spool-") and wheel.endswith(".whl"), f"{wheel}: not a spool wheel")
+    root = os.path.join(work, "wheel")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(os.path.join(root, "wheels"))
+    shutil.copy2(wheel, os.path.join(root, "wheels"))
+    return root
+
+
 def load_manifest(source, name):
     with open(os.path.join(source, "samples", "k8s", name)) as f:
         return [d for d in yaml.safe_load_all(f) if d]
@@ -258,6 +298,42 @@ def test_runtime(buildah, source, scratch, root):
         secret = secret_env()
         test_conversion(box, source, scratch, root, secret)
         test_training(box, source, scratch, root, secret)
+    finally:
+        box.remove()
+
+
+def test_engines(buildah, source, scratch, root):
+    """The engines image: spark-convert-job.yaml's and ray-convert-job.yaml's
+    program on one machine, Spark in local mode and Ray as a local cluster."""
+    box = buildah.container(ENGINES_IMAGE)
+    try:
+        programs_exist(box, "spool-engines:latest")
+        checks = os.path.join(source, "tests", "samples")
+        data = os.path.join(scratch, "engines")
+        os.makedirs(data)
+        os.chown(data, 1000, 1000)  # the image's user writes the table there
+        volumes = [f"{data}:/scratch", f"{checks}:/checks:ro"]
+        env = {**secret_env(), "HOME": "/home/spool"}
+        table = "/scratch/table.parquet"
+        box.run(["python", "/checks/engines_in_image.py", "table", table, str(ENGINES_ROWS)], volumes=volumes)
+        commands = {
+            # The manifest's spark-submit, with a local master instead of the cluster's.
+            "spark": ["spark-submit", "--master", "local[2]", "--conf", "spark.driver.host=127.0.0.1",
+                      "--conf", "spark.driver.bindAddress=127.0.0.1", "/usr/local/bin/convert_parquet.py"],
+            "ray": ["python", "/usr/local/bin/convert_parquet.py"],
+        }
+        for engine, command in commands.items():
+            url = f"{root}/engines/{engine}"
+            # A host name that resolves, as a pod's does (Spark looks its own up).
+            done = box.run(command + ["--engine", engine, table, url, "--shards", "4", "--compression", "gzip"],
+                           env={**env, "SPARK_LOCAL_IP": "127.0.0.1"}, volumes=volumes, timeout=900,
+                           hostname="localhost")
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            check(result == {"manifest": url + ".manifest.json", "shards": 4, "records": ENGINES_ROWS},
+                  f"engines: convert_parquet.py --engine {engine} printed {result}", done.stdout + done.stderr)
+            verified = box.run(["python", "/checks/engines_in_image.py", "verify", table, url], env=env,
+                               volumes=volumes).stdout.strip()
+            print(f"engines: {engine}: {verified}")
     finally:
         box.remove()
 
@@ -422,6 +498,10 @@ def main():
     parser.add_argument("--train", required=True, help="the train_loop binary of this build")
     parser.add_argument("--work", required=True, help="a folder for the image store and the base tarball")
     parser.add_argument("--full", action="store_true", help="also compile spool in the build stage")
+    parser.add_argument("--engines", action="store_true",
+                        help="build and test the engines stage (needs PyPI) instead of runtime and mpi")
+    parser.add_argument("--wheel", help="with --engines: this spool wheel (or the one in this folder) instead "
+                        "of compiling one in the image")
     parser.add_argument("--keep-store", action="store_true",
                         help="reuse and keep the image store (layers cached by an earlier run; for development)")
     options = parser.parse_args()
@@ -449,6 +529,15 @@ def main():
     try:
         base_images(buildah, work, options.keep_store)
         done("base images")
+        if options.engines:
+            wheel = ["--build-context", f"wheel={stage_wheel(work, options.wheel)}"] if options.wheel else []
+            buildah.bud(source, "engines", ENGINES_IMAGE, wheel + host_ca_for_pip())
+            done("engines stage built" + (" (the wheel stage replaced by " + options.wheel + ")"
+                                          if options.wheel else " (the wheel stage compiled spool)"))
+            test_engines(buildah, source, scratch, root)
+            done("engines image")
+            print("PASSED")
+            return 0
         buildah.bud(source, "build-deps", DEPS_IMAGE)
         configure = configure_in_build_deps(buildah, source)
         done(f"build-deps: the build stage's configure step passes ({configure})")
