@@ -637,9 +637,12 @@ def peers_case(env, args, log):
                      PYTHONPATH=os.pathsep.join([os.path.join(env.build, "python"),
                                                  os.path.join(env.build, "python-peers")]))
     venv = os.environ.get("SPOOL_VENV") or os.path.join(os.path.dirname(script), "..", "..", ".venv")
-    run_checked([os.path.join(venv, "bin", "python"), script, "--s3", env.s3("peers"), "--local", local,
-                 "--s3fs-site", os.path.join(env.build, "python-s3fs"), "--json", out] + peers_args(args),
-                peers_env, "the Python peers bench")
+    run = run_checked([os.path.join(venv, "bin", "python"), script, "--s3", env.s3("peers"), "--local", local,
+                       "--s3fs-site", os.path.join(env.build, "python-s3fs"), "--json", out] + peers_args(args),
+                      peers_env, "the Python peers bench")
+    for line in run.out.splitlines():  # where the case's time went
+        if line.strip().startswith("peers:") and " took " in line:
+            log("  " + line.strip())
     shutil.rmtree(local, ignore_errors=True)
     env.rm_prefix("peers/")
     with open(out) as f:

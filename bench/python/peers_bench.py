@@ -29,6 +29,7 @@ from constructing the dataset (imports excluded). Prints Markdown, writes --json
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import io
 import json
@@ -608,6 +609,13 @@ def main() -> int:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    @contextlib.contextmanager
+    def phase(name: str) -> Iterator[None]:
+        """Logs how long a part of the run took (what the default run's time budget is spent on)."""
+        started = time.monotonic()
+        yield
+        log(f"  peers: {name} took {time.monotonic() - started:.0f} s")
+
     s = sizes(args)
     import spool  # the package measured: the build's, unless something earlier on sys.path shadows it
     results: Dict[str, Any] = {"plan": plan(args), "cpus": os.cpu_count(), "spool": os.path.dirname(spool.__file__)}
@@ -616,21 +624,27 @@ def main() -> int:
         for label in ("big", "small"):
             n, size, shards = s[label]
             log(f"  peers: writing {n} x {size} B for every peer")
-            data = prepare_streaming(args, f"stream-{label}", n, size, shards)
+            with phase(f"writing {n} x {size} B in every peer's format"):
+                data = prepare_streaming(args, f"stream-{label}", n, size, shards)
             peers = [f"spool-w{w}" for w in args.workers] + STREAMING_PEERS
-            results[f"streaming {n} x {size} B"] = rounds(args, "streaming", peers, data, log)
+            with phase(f"streaming {n} x {size} B"):
+                results[f"streaming {n} x {size} B"] = rounds(args, "streaming", peers, data, log)
     base = {"prefix": args.s3, "local": args.local, "state_mib": s["state_mib"], "ranks": args.dcp_ranks}
     if "checkpoint" in args.cases:
-        results[f"checkpoint {s['state_mib']} MiB"] = rounds(
-            args, "checkpoint", ["spool", "s3torchconnector", "boto3", "s3fs"], base, log)
+        with phase("checkpoint"):
+            results[f"checkpoint {s['state_mib']} MiB"] = rounds(
+                args, "checkpoint", ["spool", "s3torchconnector", "boto3", "s3fs"], base, log)
     if "dcp" in args.cases:
-        results[f"dcp {s['state_mib']} MiB, {args.dcp_ranks} ranks"] = rounds(
-            args, "dcp", ["spool", "s3torchconnector", "filesystem+cp"], base, log)
+        with phase("dcp"):
+            results[f"dcp {s['state_mib']} MiB, {args.dcp_ranks} ranks"] = rounds(
+                args, "dcp", ["spool", "s3torchconnector", "filesystem+cp"], base, log)
     if "tfdata" in args.cases:
-        files = prepare_tfdata(args, s["tf"])
-        for compression in ("NONE", "GZIP"):
-            results[f"tfdata {s['tf']} Examples {compression}"] = rounds(
-                args, "tfdata", ["tf.data", "spool"], dict(base, tfdata_files=files, compression=compression), log)
+        with phase("tfdata"):
+            files = prepare_tfdata(args, s["tf"])
+            for compression in ("NONE", "GZIP"):
+                results[f"tfdata {s['tf']} Examples {compression}"] = rounds(
+                    args, "tfdata", ["tf.data", "spool"], dict(base, tfdata_files=files, compression=compression),
+                    log)
     results["goals"] = goals(results)
     print(markdown(results))
     if args.json:
