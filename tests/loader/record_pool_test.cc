@@ -145,30 +145,49 @@ TEST(DataLoaderRecords, ABatchOutlivesItsLoaderAndItsBlocksReturn) {
   EXPECT_EQ(pool->stats().bytes_live, 0u);
 }
 
+// Reads every epoch of a dataset written to a bucket of its own; returns
+// the loader's counters and the block size of its pool.
+struct DrainedLoader {
+  uint64_t records = 0;
+  uint64_t dataset_records = 0;
+  loader::LoaderCounters counters;
+  size_t block_size = 0;
+};
+
+DrainedLoader Drain(const std::string& bucket, const std::vector<uint64_t>& shard_records, uint64_t record_bytes,
+                    DataLoaderOptions options) {
+  DrainedLoader out;
+  MemoryStore::ClearBucket(bucket);
+  MemoryStore store(bucket);
+  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", shard_records, record_bytes});
+  EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
+  if (!dataset.ok()) return out;
+  out.dataset_records = dataset->records.size();
+  options.inputs = {"mem://" + bucket + "/" + dataset->glob};
+  auto loader = DataLoader::Open(options);
+  EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+  if (!loader.ok()) return out;
+  while (true) {
+    auto batch = (*loader)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || !*batch) break;
+    out.records += (*batch)->records.size();
+  }
+  out.counters = (*loader)->Counters();
+  out.block_size = (*loader)->record_pool()->block_size();
+  return out;
+}
+
 TEST(DataLoaderRecords, SteadyStateReusesBlocks) {
-  MemoryStore::ClearBucket("loader-pool-reuse");
-  MemoryStore store("loader-pool-reuse");
-  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", {200, 200}, 4000});
-  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   DataLoaderOptions options;
-  options.inputs = {"mem://loader-pool-reuse/" + dataset->glob};
   options.batch_size = 8;
   options.epochs = 20;
   options.memory_budget = 16 << 20;
-  auto loader = DataLoader::Open(options);
-  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
-  uint64_t records = 0;
-  while (true) {
-    auto batch = (*loader)->Next();
-    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-    if (!*batch) break;
-    records += (*batch)->records.size();
-  }
-  EXPECT_EQ(records, 20 * dataset->records.size());
+  const DrainedLoader run = Drain("loader-pool-reuse", {200, 200}, 4000, options);
+  EXPECT_EQ(run.records, 20 * run.dataset_records);
   // 32 MB of records went through; the blocks made hold a small part of it.
-  const auto counters = (*loader)->Counters();
-  EXPECT_LT(counters.record_blocks_made * (*loader)->record_pool()->block_size(), counters.bytes / 2)
-      << counters.record_blocks_made << " blocks made";
+  EXPECT_LT(run.counters.record_blocks_made * run.block_size, run.counters.bytes / 2)
+      << run.counters.record_blocks_made << " blocks made";
 }
 
 TEST(DataLoaderRecords, NewShardsReadersReuseChunkBuffers) {
@@ -177,30 +196,17 @@ TEST(DataLoaderRecords, NewShardsReadersReuseChunkBuffers) {
   // the buffers made stay what 4 readers hold at once however many shards
   // go by (without the loader's own buffer pool each new reader took fresh
   // ones, beyond the process pool's 32 MiB idle; pipeline.h).
-  MemoryStore::ClearBucket("loader-chunk-reuse");
-  MemoryStore store("loader-chunk-reuse");
-  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", std::vector<uint64_t>(40, 50), 20000});
-  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   DataLoaderOptions options;
-  options.inputs = {"mem://loader-chunk-reuse/" + dataset->glob};
   options.batch_size = 8;
   options.epochs = 5;
   options.interleave = 4;
   options.memory_budget = 16 << 20;
-  auto loader = DataLoader::Open(options);
-  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
-  uint64_t records = 0;
-  while (true) {
-    auto batch = (*loader)->Next();
-    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-    if (!*batch) break;
-    records += (*batch)->records.size();
-  }
-  EXPECT_EQ(records, 5 * dataset->records.size());
-  const auto counters = (*loader)->Counters();
-  EXPECT_GT(counters.read_buffers_made, 0u) << "the shard readers did not take their buffers from the loader's pool";
+  const DrainedLoader run = Drain("loader-chunk-reuse", std::vector<uint64_t>(40, 50), 20000, options);
+  EXPECT_EQ(run.records, 5 * run.dataset_records);
+  EXPECT_GT(run.counters.read_buffers_made, 0u)
+      << "the shard readers did not take their buffers from the loader's pool";
   // 200 readers went by; what 4 readers (plus prefetch) hold at once is far fewer.
-  EXPECT_LT(counters.read_buffers_made, 200u) << counters.read_buffers_made << " chunk buffers made";
+  EXPECT_LT(run.counters.read_buffers_made, 200u) << run.counters.read_buffers_made << " chunk buffers made";
 }
 
 }  // namespace
