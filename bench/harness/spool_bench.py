@@ -633,7 +633,7 @@ def peers_case(env, args, log):
     shutil.rmtree(local, ignore_errors=True)
     os.makedirs(local)
     out = os.path.join(env.work, "peers-bench.json")
-    peers_env = dict(env.env, S3_ENDPOINT_URL=env.endpoint,
+    peers_env = dict(env.env, S3_ENDPOINT_URL=env.endpoint, SPOOL_CLI=os.path.join(env.build, "cli", "spool"),
                      PYTHONPATH=os.pathsep.join([os.path.join(env.build, "python"),
                                                  os.path.join(env.build, "python-peers")]))
     venv = os.environ.get("SPOOL_VENV") or os.path.join(os.path.dirname(script), "..", "..", ".venv")

@@ -342,9 +342,13 @@ def _dcp_rank(rank: int, peer: str, data: Dict[str, Any], port: int, scratch: st
 
     def on_rank0(run: Callable[[], Any]) -> Callable[[], None]:
         def both() -> None:
-            if rank == 0:
-                run()
-            dist.barrier()
+            # The barrier even when rank 0's part fails: the other ranks wait
+            # in it (a rank 0 that skipped it hung both until gloo's timeout).
+            try:
+                if rank == 0:
+                    run()
+            finally:
+                dist.barrier()
         return both
 
     root = f"{data['prefix']}/dcp/{peer}-{port}"
