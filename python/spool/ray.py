@@ -118,32 +118,72 @@ class RecordsDatasink(Datasink):
 _KIND_ARROW = {"int64_list": pa.int64(), "float_list": pa.float32(), "bytes_list": pa.binary()}
 
 
-def _shard_table(shard_url: str, compression: str, features: Sequence[tuple[str, str]]) -> "pa.Table":
-    columns: dict[str, list] = {name: [] for name, _ in features}
+def _schema_of(features: Sequence[tuple[str, str]]) -> "pa.Schema":
+    """The default columns: every feature a list of its kind."""
+    return pa.schema([(name, pa.list_(_KIND_ARROW[kind])) for name, kind in features])
+
+
+def _converter(data_type: Any) -> Any:
+    """Python value of one feature value for an Arrow type (as spool.spark's reader converts)."""
+    if pa.types.is_string(data_type) or pa.types.is_large_string(data_type):
+        return lambda v: v.decode()
+    if pa.types.is_boolean(data_type):
+        return bool
+    return None  # int, float and bytes values go in as they are
+
+
+def _columns_of(schema: "pa.Schema") -> list[tuple[str, bool, Any]]:
+    """(name, is_list, converter) per field; TypeError for a type no feature maps to."""
+    arrow_columns(schema)  # TypeError naming the column
+    out = []
+    for field in schema:
+        is_list = pa.types.is_list(field.type) or pa.types.is_large_list(field.type)
+        out.append((field.name, is_list, _converter(field.type.value_type if is_list else field.type)))
+    return out
+
+
+def _shard_table(shard_url: str, compression: str, schema: "pa.Schema") -> "pa.Table":
+    fields = _columns_of(schema)
+    columns: dict[str, list] = {name: [] for name, _, _ in fields}
     for batch in engine.example_values(shard_url, compression):
         for example in batch:
-            for name, values in columns.items():
-                values.append(example.get(name))  # absent: null
-    return pa.table({name: pa.array(columns[name], pa.list_(_KIND_ARROW[kind])) for name, kind in features})
+            for name, is_list, convert in fields:
+                values = example.get(name)  # absent: null
+                if values is not None and convert is not None:
+                    values = [convert(v) for v in values]
+                if not is_list:
+                    values = values[0] if values else None  # a scalar column takes the first value
+                columns[name].append(values)
+    return pa.table({name: pa.array(columns[name], schema.field(name).type) for name, _, _ in fields}, schema=schema)
 
 
 class RecordsDatasource(Datasource):
     """A committed dataset's Examples as a Ray Datasource: one read task per
-    group of shards, one Arrow block per shard; every feature of the
-    manifest's schema is a list column of its kind (int64, float32 or
-    binary), null where an Example lacks it. See :func:`read_records`."""
+    group of shards, one Arrow block per shard. Without ``schema``, every
+    feature of the manifest's schema is a list column of its kind (int64,
+    float32 or binary), null where an Example lacks it. With ``schema`` (a
+    ``pyarrow.Schema`` of the types :class:`RecordsDatasink` maps), its
+    fields are the columns: a scalar column takes a feature's first value,
+    a list column all of them, a missing feature is null, and a type no
+    feature maps to is a :class:`TypeError` naming the column. See
+    :func:`read_records`."""
 
-    def __init__(self, url: PathLike) -> None:
+    def __init__(self, url: PathLike, schema: Optional["pa.Schema"] = None) -> None:
         super().__init__()
         self.dataset = engine.read_dataset(os.fspath(url))
+        if schema is not None:
+            _columns_of(schema)  # TypeError before any task starts
+            self.schema = schema
+            return
         if not self.dataset.features and self.dataset.shards:
             raise ValueError(f"the manifest of {os.fspath(url)} has no schema, which read_records needs for its "
                              "columns: write the dataset with RecordsDatasink or spool.spark.write_records (they "
-                             "record one), or read it with spool.spark.read_records(..., schema=...)")
+                             "record one), or give read_records a schema=")
         for name, kind in self.dataset.features:
             if kind not in _KIND_ARROW:
                 raise ValueError(f"feature {name!r} of {os.fspath(url)} is of mixed kinds, which no Arrow column "
-                                 "holds: read it with spool.spark.read_records(..., schema=...)")
+                                 "holds: give read_records a schema= naming its type")
+        self.schema = _schema_of(self.dataset.features)
 
     def estimate_inmemory_data_size(self) -> Optional[int]:
         return None
@@ -152,7 +192,7 @@ class RecordsDatasource(Datasource):
                        data_context: Any = None) -> list[ReadTask]:
         shards = list(zip(self.dataset.shards, self.dataset.records))
         groups = max(1, min(parallelism, len(shards)))
-        compression, features = self.dataset.compression, self.dataset.features
+        compression, schema = self.dataset.compression, self.schema
         tasks = []
         for group in range(groups):
             mine = shards[group::groups]
@@ -162,7 +202,7 @@ class RecordsDatasource(Datasource):
 
             def read(urls: list[str] = urls) -> Iterable["pa.Table"]:
                 for url in urls:
-                    yield _shard_table(url, compression, features)
+                    yield _shard_table(url, compression, schema)
 
             metadata = BlockMetadata(num_rows=sum(records for _, records in mine), size_bytes=None,
                                      input_files=urls, exec_stats=None)
@@ -173,13 +213,15 @@ class RecordsDatasource(Datasource):
         return "SpoolRecords"
 
 
-def read_records(url: PathLike, *, parallelism: int = -1) -> "ray.data.Dataset":
+def read_records(url: PathLike, *, schema: Optional["pa.Schema"] = None, parallelism: int = -1) -> "ray.data.Dataset":
     """The Examples of a committed dataset (its prefix or ``.manifest.json``)
     as a ``ray.data.Dataset``, one row per record, read by tasks of whole
-    shards; columns as :class:`RecordsDatasource` makes them."""
+    shards; columns as :class:`RecordsDatasource` makes them, from
+    ``schema`` when given (``pa.schema([("id", pa.int64()), ("text", pa.string())])``)."""
     import ray.data
 
-    return ray.data.read_datasource(RecordsDatasource(url), override_num_blocks=None if parallelism < 0 else parallelism)
+    return ray.data.read_datasource(RecordsDatasource(url, schema),
+                                    override_num_blocks=None if parallelism < 0 else parallelism)
 
 
 __all__ = ["RecordsDatasink", "RecordsDatasource", "arrow_columns", "read_records"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pytest
 
 pytestmark = pytest.mark.engines
@@ -124,6 +125,28 @@ def test_read_records_gives_back_every_row_and_value_with_nulls(parquet, root):
     for name in source.column_names:
         want = [_as_feature(v, source.schema.field(name).type) for v in source[name].to_pylist()]
         assert got[name].to_pylist() == want, name
+
+
+def test_read_records_with_the_tables_schema_gives_back_the_table(parquet, root):
+    prefix = f"{root}/ray-read-schema/train"
+    source = data.table()
+    sink = spool.ray.RecordsDatasink(prefix)
+    ray.data.read_parquet(parquet).repartition(3).write_datasink(sink)
+    # The source's own types: scalars from the first value, strings decoded,
+    # booleans and narrow integers narrowed, nulls where a feature is absent.
+    got = pa.concat_tables(ray.get(spool.ray.read_records(prefix, schema=source.schema).to_arrow_refs()))
+    got = got.take(pa.compute.sort_indices(got["id"]))
+    assert got.schema == source.schema
+    assert got["i32"].null_count == source["i32"].null_count > 0
+    for name in source.column_names:
+        assert got[name].to_pylist() == source[name].to_pylist(), name
+
+
+def test_read_records_schema_with_a_type_no_feature_has_is_a_type_error_naming_it(parquet, tmp_path):
+    prefix = str(tmp_path / "ray-read-bad-schema" / "train")
+    ray.data.read_parquet(parquet).write_datasink(spool.ray.RecordsDatasink(prefix))
+    with pytest.raises(TypeError, match="'when'"):
+        spool.ray.RecordsDatasource(prefix, pa.schema([("id", pa.int64()), ("when", pa.timestamp("s"))]))
 
 
 def test_read_records_of_a_dataset_without_a_schema_says_what_to_do(tmp_path):
