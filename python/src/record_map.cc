@@ -228,6 +228,7 @@ class RecordFetcher {
       info.store = s.locations[i].store;
       info.key = s.locations[i].key;
       info.size = s.sizes[i];
+      info.version = s.versions[i];  // a shard rewritten since it was indexed is neither cached nor read
     }
     s.cache = std::make_unique<loader::ShardCache>(s.cache_options, std::move(shards), nullptr);
     return OkStatus();
@@ -247,8 +248,9 @@ class RecordFetcher {
     return ParallelFor(DefaultExecutor(), wanted.size(), kOpenConcurrency, [&](size_t i) -> Status {
       const size_t shard = wanted[i];
       if (s.cache) {
-        // The cached copy was checked against the size the index covers; a
-        // cache that is off or a failed fetch answers "read from the store".
+        // The cached copy is of the version indexed (its name says so) and
+        // was checked against the size the index covers; a cache that is
+        // off or a failed fetch answers "read from the store".
         if (std::optional<std::string> key = s.cache->Acquire(static_cast<uint32_t>(shard), 0, 0)) {
           Result<std::unique_ptr<ReadableObject>> cached = s.cache->store().OpenRead(*key);
           if (cached.ok() && (*cached)->info().size == s.sizes[shard]) {

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 import spool
 import spool.torch
@@ -104,6 +105,34 @@ def test_record_map_dataset_reads_shards_from_the_cache(root: str, tmp_path: Pat
     assert second.__getitems__(order) == plain
     assert second.cache_counters()["cache_misses"] == 0 and second.cache_counters()["cache_hits"] == 6
     assert _shard_get_bytes(second) == 0
+
+
+def test_record_map_dataset_never_serves_a_cached_copy_of_a_rewritten_shard(root: str, tmp_path: Path) -> None:
+    # Labels 200-439: every record the same size, so a rewrite keeps the shard's size.
+    with spool.ShardedWriter(f"{root}/train", shards=6) as writer:
+        for i in range(240):
+            writer.write(spool.encode_example({"label": 200 + i, "pixels": np.full(4, i, np.float32)}))
+    manifest, cache = writer.manifest.url, tmp_path / "cache"
+    cached = spool.torch.RecordMapDataset(manifest, cache_dir=cache)
+    cached.__getitems__(list(range(240)))  # every shard now in the cache
+    before = spool.torch.RecordMapDataset(manifest, cache_dir=tmp_path / "other-cache")  # indexed, nothing read
+    shard = cached.shards[1]
+    size = spool.stat(shard).size
+    with spool.RecordReader(shard) as reader:
+        labels = [int(v) for v in spool.parse_examples(reader.read_batch(1000), FEATURES)["label"]]
+    with spool.RecordWriter(shard, compression="none") as w:
+        for label in labels:
+            w.write(spool.encode_example({"label": label + 1000, "pixels": np.full(4, label - 200, np.float32)}))
+    assert spool.stat(shard).size == size
+    # A reader opened before the rewrite refuses its uncached records, as without a cache.
+    with pytest.raises(spool.DataLossError, match="changed since the dataset was opened"):
+        before.__getitems__(list(range(240)))
+    # A reader opened after it gets the new records, not the cached old ones.
+    fresh = spool.torch.RecordMapDataset(manifest, cache_dir=cache)
+    plain = spool.torch.RecordMapDataset(manifest)
+    order = list(range(240))
+    assert fresh.__getitems__(order) == plain.__getitems__(order)
+    assert fresh.cache_counters()["cache_misses"] == 1 and fresh.cache_counters()["cache_hits"] == 5
 
 
 def test_record_map_dataset_keeps_the_cache_limit(root: str, tmp_path: Path) -> None:

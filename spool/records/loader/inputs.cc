@@ -25,8 +25,15 @@ Result<Location> Locate(const DataLoaderOptions& options, const std::string& inp
 }
 
 ShardInfo ToShardInfo(const Location& where, records::DatasetShard shard, const std::string& manifest) {
-  return ShardInfo{where.store->Describe(shard.key), where.store, std::move(shard.key), shard.records, shard.size,
-                   std::move(shard.index_key), shard.crc32c, manifest};
+  return ShardInfo{where.store->Describe(shard.key),
+                   where.store,
+                   std::move(shard.key),
+                   shard.records,
+                   shard.size,
+                   std::move(shard.index_key),
+                   shard.crc32c,
+                   manifest,
+                   /*version=*/""};
 }
 
 }  // namespace

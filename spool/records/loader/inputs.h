@@ -44,6 +44,10 @@ struct ShardInfo {
   std::string index_key;            // DALI index beside the shard, when known to exist
   std::optional<uint32_t> crc32c;   // of the stored bytes, from the manifest: checked when read whole
   std::string manifest;             // URL of the dataset manifest that named it, if any (for messages)
+  // The object version the caller pinned (the map dataset's index), if any:
+  // part of a cached copy's identity, and a fetch of another version is
+  // abandoned (the store read then reports the change).
+  std::string version;
 };
 
 // Resolves every input, in order, dropping repeated shards. Reads each

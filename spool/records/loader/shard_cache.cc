@@ -65,11 +65,12 @@ uint64_t Fnv1a(std::string_view text, uint64_t hash = 1469598103934665603ull) {
 }
 
 // "<16 hex digits of the shard's identity>-<its base name>": the identity
-// includes the size and CRC32C the manifest gave, so a rewritten shard gets
-// another file.
+// includes the size and CRC32C the manifest gave and the version a caller
+// pinned, so a rewritten shard gets another file.
 std::string FileName(const ShardInfo& shard) {
   std::string identity = shard.url + '\n' + (shard.size ? std::to_string(*shard.size) : "") + '\n' +
                          (shard.crc32c ? std::to_string(*shard.crc32c) : "");
+  if (!shard.version.empty()) identity += "\n" + shard.version;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(Fnv1a(identity)));
   std::string base = shard.key.substr(shard.key.find_last_of('/') + 1);
@@ -306,6 +307,7 @@ std::optional<std::string> ShardCache::Obtain(uint32_t shard, const Now& now, bo
   };
   if (!object && !open()) return abandon();
   if (object->info().size != size) return abandon();  // DataLoss from the store read
+  if (!info.version.empty() && object->info().version != info.version) return abandon();  // likewise
 
   std::vector<char> buffer(kChunk);
   uint32_t crc = 0;
