@@ -81,19 +81,11 @@ class _RawObjectReader(io.RawIOBase):
 
     def readall(self) -> bytes:
         # One request plan for the rest of the object (parallel ranged reads),
-        # not io.RawIOBase's loop of DEFAULT_BUFFER_SIZE (8 KiB) requests.
-        buffer = bytearray(max(self.size - self._position, 0))
-        view = memoryview(buffer)
-        filled = 0
-        while filled < len(buffer):
-            n = self.readinto(view[filled:])
-            if n == 0:
-                break
-            filled += n
-        del view
-        if filled < len(buffer):
-            del buffer[filled:]
-        return bytes(buffer)
+        # not io.RawIOBase's loop of DEFAULT_BUFFER_SIZE (8 KiB) requests; the
+        # bytes are filled in place, so the object is held once, not twice.
+        data = self._reader.read_all(self._position)
+        self._position += len(data)
+        return data
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         if whence == io.SEEK_SET:

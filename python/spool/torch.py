@@ -82,7 +82,7 @@ def load(url: PathLike, **kwargs: Any) -> Any:
     parsed from memory, so it is held in memory beside the loaded state
     while ``torch.load`` runs (as with boto3's ``download_fileobj`` into a
     ``BytesIO``). Parsing from the stream instead read each tensor with a
-    request of its own, one after another: 1.2x slower for a 256 MiB state
+    request of its own, one after another: 2.3x slower for a 256 MiB state
     dict (docs/performance.md). For a state too large to hold twice, save
     it sharded with :mod:`spool.torch.dcp`.
     """

@@ -74,6 +74,27 @@ class Reader {
     return Unwrap(ReadParallel(object, offset, target));
   }
 
+  // The object from `offset` to its end as one bytes object, filled in place
+  // in parallel ranged requests: what readall() returns, without the copy
+  // from a buffer into bytes (a whole object held twice).
+  py::bytes ReadAll(uint64_t offset) {
+    ReadableObject& object = Object();
+    const uint64_t size = object.info().size;
+    const size_t length = offset >= size ? 0 : static_cast<size_t>(size - offset);
+    PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(length));
+    if (raw == nullptr) throw py::error_already_set();
+    py::bytes out = py::reinterpret_steal<py::bytes>(raw);
+    if (length == 0) return out;
+    std::span<char> target(PyBytes_AS_STRING(raw), length);
+    size_t got = 0;
+    {
+      py::gil_scoped_release release;
+      got = Unwrap(ReadParallel(object, offset, target));
+    }
+    if (got < length) return py::bytes(PyBytes_AS_STRING(raw), got);  // the object ended early
+    return out;
+  }
+
  private:
   void Open() {
     location_ = OpenUrl(url_);
@@ -275,7 +296,8 @@ void RegisterObjects(py::module_& m) {
       .def(py::init<std::string>(), py::arg("url"))
       .def_property_readonly("size", &Reader::size)
       .def_property_readonly("url", &Reader::url)
-      .def("read_into", &Reader::ReadInto, py::arg("offset"), py::arg("buffer"));
+      .def("read_into", &Reader::ReadInto, py::arg("offset"), py::arg("buffer"))
+      .def("read_all", &Reader::ReadAll, py::arg("offset"));
   py::class_<Writer>(m, "_Writer")
       .def(py::init<const std::string&>(), py::arg("url"))
       .def_property_readonly("url", &Writer::url)

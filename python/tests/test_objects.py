@@ -203,6 +203,25 @@ def _main_thread_ran_during(call) -> int:
     return during[0]
 
 
+def test_reading_a_whole_object_holds_it_once(root: str) -> None:
+    # read() fills one bytes object in place (parallel ranged reads), rather
+    # than a buffer copied into bytes: the object held once, not twice.
+    import tracemalloc
+
+    data = os.urandom(8 << 20)
+    with spool.open(f"{root}/whole.bin", "wb") as f:
+        f.write(data)
+    with spool.open(f"{root}/whole.bin", "rb") as f:
+        tracemalloc.start()
+        try:
+            got = f.read()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert got == data
+    assert peak < 1.5 * len(data), f"reading {len(data)} bytes peaked at {peak} bytes of Python memory"
+
+
 def test_reads_release_the_gil(tmp_path) -> None:
     """A reader thread makes progress while another Python thread computes."""
     path = tmp_path / "big.bin"
