@@ -11,12 +11,15 @@ and written, so both attempts write a shard and the commit has to choose one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -47,78 +50,73 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _standalone(spark_home: str, work) -> tuple[str, list]:
-    """A master and two workers with different host names; returns the master's URL and the processes."""
+@contextlib.contextmanager
+def _standalone(spark_home: str, work: Path) -> Iterator[str]:
+    """A master and two workers with different host names, stopped on exit; yields the master's URL."""
     spark_class = os.path.join(spark_home, "bin", "spark-class")
-    port = _free_port()
-    url = f"spark://127.0.0.1:{port}"
-    logs = []
+    url = f"spark://127.0.0.1:{_free_port()}"
+    with contextlib.ExitStack() as stack:
+        processes: list[subprocess.Popen] = []
 
-    def start(name: str, *args: str):
-        log = open(work / f"{name}.log", "w")
-        logs.append(work / f"{name}.log")
-        return subprocess.Popen([spark_class, *args], stdout=log, stderr=subprocess.STDOUT,
-                                env=dict(os.environ, SPARK_WORKER_DIR=str(work / name)))
+        def stop() -> None:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
 
-    processes = [start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                       "--port", str(port), "--webui-port", str(_free_port()))]
-    for name, host in (("worker-a", "127.0.0.1"), ("worker-b", "localhost")):
-        processes.append(start(name, "org.apache.spark.deploy.worker.Worker", "--host", host, "--cores", "1",
-                               "--memory", "1g", "--webui-port", str(_free_port()), url))
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        registered = len(re.findall(r"Registering worker", (work / "master.log").read_text()))
-        if registered >= 2:
-            return url, processes
-        if any(p.poll() is not None for p in processes):
-            break
-        time.sleep(0.5)
-    for p in processes:
-        p.kill()
-    raise RuntimeError("the standalone cluster did not start: " + "; ".join(
-        f"{log.name}: {log.read_text()[-1500:]}" for log in logs))
+        stack.callback(stop)
+
+        def start(name: str, *args: str) -> None:
+            log = stack.enter_context(open(work / f"{name}.log", "w"))
+            processes.append(subprocess.Popen([spark_class, *args], stdout=log, stderr=subprocess.STDOUT,
+                                              env=dict(os.environ, SPARK_WORKER_DIR=str(work / name))))
+
+        start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+              "--port", url.rsplit(":", 1)[1], "--webui-port", str(_free_port()))
+        for name, host in (("worker-a", "127.0.0.1"), ("worker-b", "localhost")):
+            start(name, "org.apache.spark.deploy.worker.Worker", "--host", host, "--cores", "1",
+                  "--memory", "1g", "--webui-port", str(_free_port()), url)
+        deadline = time.monotonic() + 180
+        while len(re.findall(r"Registering worker", (work / "master.log").read_text())) < 2:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
+                raise RuntimeError("the standalone cluster did not start: " + "; ".join(
+                    f"{log.name}: {log.read_text()[-1500:]}" for log in sorted(work.glob("*.log"))))
+            time.sleep(0.5)
+        yield url
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     marks = tmp_path_factory.mktemp("attempts")
     here = os.path.dirname(os.path.abspath(__file__))
-    saved = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "SPARK_LOCAL_IP", "SPARK_HOME", "PYTHONPATH")}
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    # The workers start executors with $SPARK_HOME/bin/spark-class: the
-    # PyPI package ships it with the jars.
-    os.environ["SPARK_HOME"] = os.path.dirname(pyspark.__file__)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
-    master, processes = _standalone(os.environ["SPARK_HOME"], tmp_path_factory.mktemp("standalone"))
-    # Speculation as eager as Spark allows: check every 100 ms, a task is
-    # slow once it runs longer than the median of the finished ones.
-    session = (SparkSession.builder.master(master).appName("spool-speculation-test")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.executor.memory", "512m")
-               .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
-               .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")
-               .config(f"spark.executorEnv.{MARKS_ENV}", str(marks))
-               .config("spark.speculation", "true").config("spark.speculation.interval", "100ms")
-               .config("spark.speculation.multiplier", "1").config("spark.speculation.quantile", "0.1")
-               .config("spark.speculation.minTaskRuntime", "100ms")
-               .config("spark.cores.max", "2").getOrCreate())
-    try:
-        yield session, marks
-    finally:
-        session.stop()
-        for process in processes:
-            process.terminate()
-        for process in processes:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PYSPARK_PYTHON", sys.executable)
+        env.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+        # The workers start executors with $SPARK_HOME/bin/spark-class: the
+        # PyPI package ships it with the jars.
+        env.setenv("SPARK_HOME", os.path.dirname(pyspark.__file__))
+        env.setenv("PYTHONPATH", os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
+        with _standalone(os.environ["SPARK_HOME"], tmp_path_factory.mktemp("standalone")) as master:
+            # Speculation as eager as Spark allows: check every 100 ms, a task is
+            # slow once it runs longer than the median of the finished ones.
+            session = (SparkSession.builder.master(master).appName("spool-speculation-test")
+                       .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                       .config("spark.ui.enabled", "false").config("spark.executor.memory", "512m")
+                       .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+                       .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")
+                       .config(f"spark.executorEnv.{MARKS_ENV}", str(marks))
+                       .config("spark.speculation", "true").config("spark.speculation.interval", "100ms")
+                       .config("spark.speculation.multiplier", "1").config("spark.speculation.quantile", "0.1")
+                       .config("spark.speculation.minTaskRuntime", "100ms")
+                       .config("spark.cores.max", "2").getOrCreate())
             try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+                yield session, marks
+            finally:
+                session.stop()
 
 
 def _mark_attempt(value):
