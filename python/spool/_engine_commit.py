@@ -12,7 +12,6 @@ A failed job deletes all of them and writes no manifest.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import uuid
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from spool import _spool
 from spool.objects import ls, rm, stat
-from spool.objects import open as open_object
 from spool.records import DatasetManifest, RecordReader, RecordWriter, Shard
 
 # A column's values as features: kind ("int64", "float", "bytes") and
@@ -204,15 +202,13 @@ class Dataset:
 
 
 def read_dataset(url: str) -> Dataset:
-    """The dataset at ``url``: its prefix or its ``.manifest.json``."""
+    """The dataset at ``url``: its prefix or its ``.manifest.json``, read and
+    checked as the loader reads it (shard names stay inside its folder)."""
     manifest_url = url if url.endswith(".manifest.json") else url.rstrip("/") + ".manifest.json"
-    with open_object(manifest_url, "rb") as file:
-        manifest = json.loads(file.read())
-    folder = posixpath.dirname(manifest_url)
-    shards = manifest.get("shards") or []
-    features = [(f["name"], f["kind"]) for f in (manifest.get("schema") or {}).get("features") or []]
-    return Dataset([f"{folder}/{shard['name']}" for shard in shards], [int(shard.get("records", 0)) for shard in shards],
-                   manifest.get("compression", "NONE"), features)
+    manifest = _spool._read_dataset_manifest(manifest_url)
+    shards = manifest["shards"]
+    return Dataset([shard["url"] for shard in shards], [shard["records"] for shard in shards],
+                   manifest["compression"], [tuple(feature) for feature in manifest["features"]])
 
 
 def example_values(shard_url: str, compression: str, batch: int = 1024) -> Iterator[list[dict]]:

@@ -222,6 +222,25 @@ py::dict ManifestDict(const ObjectStore& store, const std::string& manifest_key,
   return out;
 }
 
+// A dataset manifest read, parsed and checked (records/manifest.h: format,
+// compression, shard names inside its folder, totals): ManifestDict plus
+// the schema's (name, kind) features.
+py::dict ReadDatasetManifest(const std::string& manifest_url) {
+  StoreLocation location = OpenUrl(manifest_url);
+  records::DatasetManifest manifest;
+  {
+    py::gil_scoped_release release;
+    manifest = Unwrap(records::ReadManifest(*location.store, location.key));
+  }
+  py::dict out = ManifestDict(*location.store, location.key, manifest);
+  py::list features;
+  for (const records::FeatureSchema& feature : manifest.schema().features()) {
+    features.append(py::make_tuple(feature.name(), feature.kind()));
+  }
+  out["features"] = features;
+  return out;
+}
+
 class ShardedWriter {
  public:
   ShardedWriter(const std::string& prefix_url, int shards, const std::string& compression,
@@ -331,6 +350,7 @@ py::dict WriteManifest(const std::string& prefix_url, const std::string& compres
 }  // namespace
 
 void RegisterRecords(py::module_& m) {
+  m.def("_read_dataset_manifest", &ReadDatasetManifest, py::arg("manifest_url"));
   m.def("_write_manifest", &WriteManifest, py::arg("prefix_url"), py::arg("compression"), py::arg("shards"),
         py::arg("schema"));
   py::class_<RecordWriter>(m, "_RecordWriter")

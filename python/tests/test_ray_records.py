@@ -149,6 +149,23 @@ def test_read_records_schema_with_a_type_no_feature_has_is_a_type_error_naming_i
         spool.ray.RecordsDatasource(prefix, pa.schema([("id", pa.int64()), ("when", pa.timestamp("s"))]))
 
 
+def test_read_records_refuses_a_manifest_naming_a_shard_outside_its_folder(tmp_path):
+    # The manifest is read and checked as the loader reads it: a shard name
+    # with ".." would otherwise read a file outside the dataset's folder.
+    import json
+
+    with spool.ShardedWriter(str(tmp_path / "ds" / "train"), 2) as writer:
+        for i in range(4):
+            writer.write(spool.encode_example({"id": i}))
+    manifest = json.loads((tmp_path / "ds" / "train.manifest.json").read_text())
+    (tmp_path / "secret.tfrecord").write_bytes(b"")
+    manifest["shards"][0]["name"] = "../secret.tfrecord"
+    (tmp_path / "ds" / "bad.manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="outside its folder"):
+        spool.ray.RecordsDatasource(str(tmp_path / "ds" / "bad.manifest.json"),
+                                    pa.schema([("id", pa.int64())]))
+
+
 def test_read_records_of_a_dataset_without_a_schema_says_what_to_do(tmp_path):
     # Raw records (a ShardedWriter's manifest records no Example schema).
     with spool.ShardedWriter(str(tmp_path / "raw" / "train"), 2) as writer:

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-
 #include <string>
 #include <string_view>
 
