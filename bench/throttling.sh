@@ -9,6 +9,8 @@
 # needed, throttled answers, Jain's fairness index over completion times.
 #
 #   bench/throttling.sh [build (build)] [clients (16)] [objects (200)] [rate (60)]
+#
+# Loader workers and checkpoint ranks at 16-64 processes: bench/throttling_loader_ranks.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath "${1:-$root/build}")

@@ -26,6 +26,8 @@ GCS_SERVER_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "gcs" / "se
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "s3: needs the Ceph RGW of the ceph_rgw CTest fixture")
     config.addinivalue_line("markers", "engines: runs Spark or Ray (ctest python_engines_test)")
+    config.addinivalue_line("markers", "throttling: many client processes behind a throttling server "
+                            "(ctest python_throttling_test, which prints their figures)")
 
 
 @pytest.fixture

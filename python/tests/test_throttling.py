@@ -1,14 +1,23 @@
-"""A job's many processes behind a throttling server (issue: retry storms at
+"""A job's many processes behind a throttling server (issue #36: throttling at
 scale): DataLoader workers of several ranks reading one dataset, and the
 ranks of a job saving one checkpoint step, through the fault proxy's
 throttle rule (tests/faults/fault_proxy.py: a token bucket per key prefix,
 the rest answered with S3's 503 SlowDown) in front of Ceph RGW.
 
-Asserted: every process succeeds, every record is delivered exactly once,
-the checkpoint commits and restores byte for byte, the server did throttle
-(else the test proved nothing), and the requests sent stay within 3x those
-needed (retries bounded by the retry quota and the adaptive concurrency
-limit of core/throttle.h). Not asserted: time (no timing assertions).
+Printed (tests/faults/throttle_figures.py, the CLI throttling test's format):
+clients failed, goodput (the server's admitted rate / R, whole run and
+steady state), requests sent / needed, Jain's index over the clients'
+completion times. Asserted: every process succeeds, every record is
+delivered exactly once, the checkpoint commits and restores byte for byte,
+the server did throttle (else the test proved nothing), and the requests
+sent stay within a loose bound of those needed (retries bounded by the retry
+quota and the adaptive concurrency limit of core/throttle.h). Not asserted:
+time, goodput and fairness (measured in bench/throttling.sh loader-ranks).
+
+Sizes come from the environment so that the bench can run 16 to 64
+processes: SPOOL_THROTTLE_LOADER_RANKS x SPOOL_THROTTLE_LOADER_WORKERS
+(8 x 2), SPOOL_THROTTLE_CKPT_RANKS (16); SPOOL_THROTTLE_REPORT appends
+each run's figures as a JSON line.
 """
 from __future__ import annotations
 
@@ -16,6 +25,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -23,13 +34,20 @@ import pytest
 import spool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "faults"))
+import throttle_figures  # noqa: E402
 from fault_proxy_client import FaultProxyProcess  # noqa: E402
 
 PROXY = Path(__file__).resolve().parents[2] / "tests" / "faults" / "fault_proxy.py"
 CLIENT = Path(__file__).resolve().parent / "throttled_clients.py"
-pytestmark = pytest.mark.s3
+pytestmark = [pytest.mark.s3, pytest.mark.throttling]
 
-RECORDS, SHARDS, RANKS, WORKERS = 960, 48, 4, 2
+RANKS = int(os.environ.get("SPOOL_THROTTLE_LOADER_RANKS", "8"))
+WORKERS = int(os.environ.get("SPOOL_THROTTLE_LOADER_WORKERS", "2"))
+CKPT_RANKS = int(os.environ.get("SPOOL_THROTTLE_CKPT_RANKS", "16"))
+REPORT = os.environ.get("SPOOL_THROTTLE_REPORT", "")
+# Every worker of every rank gets shards; records are small (the limit is on requests).
+RECORDS, SHARDS = 960, max(64, RANKS * WORKERS)
+LOADER_RATE, CKPT_RATE, CKPT_FILES = 20.0, 8.0, 4
 
 
 @pytest.fixture
@@ -42,20 +60,33 @@ def proxy(tmp_path: Path):
         process.close()
 
 
-def _run_all(commands: list[list[str]], env: dict[str, str]) -> list[str]:
-    """Starts every client at once and returns their outputs (each must exit 0)."""
+def _run_all(commands: list[list[str]], env: dict[str, str]) -> tuple[list[str], list[float], float]:
+    """Starts every client at once; returns their outputs, each one's completion
+    time since the start, and the start (time.monotonic()). Each must exit 0."""
+    start = time.monotonic()
     processes = [subprocess.Popen([sys.executable, str(CLIENT), *command], env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for command in commands]
-    outputs = []
-    for command, process in zip(commands, processes):
-        out, err = process.communicate(timeout=600)
+    results: list[tuple[str, str]] = [("", "")] * len(processes)
+    finished = [0.0] * len(processes)
+
+    def wait(i: int) -> None:
+        results[i] = processes[i].communicate(timeout=600)
+        finished[i] = time.monotonic() - start
+
+    waiters = [threading.Thread(target=wait, args=(i,)) for i in range(len(processes))]
+    for waiter in waiters:
+        waiter.start()
+    for waiter in waiters:
+        waiter.join()
+    for command, process, (_, err) in zip(commands, processes, results):
         assert process.returncode == 0, f"{' '.join(command)}: {err}"
-        outputs.append(out)
-    return outputs
+    return [out for out, _ in results], finished, start
 
 
-def _gets(proxy: FaultProxyProcess, prefix: str) -> int:
-    return sum(e["method"] == "GET" and prefix in e["target"] for e in proxy.log())
+def _report(title: str, figures: dict) -> None:
+    print(f"\nthrottling ({title}")
+    throttle_figures.print_figures(figures)
+    throttle_figures.append_report(REPORT, figures)
 
 
 def test_loader_workers_of_several_ranks_read_every_record_once(s3_prefix: str, proxy: FaultProxyProcess) -> None:
@@ -67,41 +98,52 @@ def test_loader_workers_of_several_ranks_read_every_record_once(s3_prefix: str, 
     commands = [["load", manifest, str(rank), str(RANKS), str(WORKERS)] for rank in range(RANKS)]
     key_prefix = s3_prefix.split("/", 3)[3]
 
+    def counted(entry: dict) -> bool:
+        return entry["method"] == "GET" and key_prefix in entry["target"]
+
     # Unthrottled: the GETs the job needs.
     _run_all(commands, env)
-    needed = _gets(proxy, key_prefix)
+    needed = sum(counted(e) for e in proxy.log())
     proxy.call("DELETE", "/log")
 
-    proxy.call("POST", "/rules", {"kind": "throttle", "rate": 20, "method": "GET", "flavor": "s3"})
-    outputs = _run_all(commands, env)
+    proxy.call("POST", "/rules", {"kind": "throttle", "rate": LOADER_RATE, "method": "GET", "flavor": "s3"})
+    outputs, finished, start = _run_all(commands, env)
     labels = sorted(label for out in outputs for label in json.loads(out))
     assert labels == list(range(RECORDS)), "each record exactly once over the ranks and workers"
     rule = proxy.call("GET", "/rules")[0]
+    figures = throttle_figures.figures(label="loader", clients=RANKS * WORKERS, rate=LOADER_RATE, rule=rule,
+                                       log=proxy.log(), start=start, finished=finished, failed=0, needed=needed,
+                                       counted=counted)
+    _report(f"loader): {RANKS} ranks x {WORKERS} DataLoader workers, {SHARDS} shards, "
+            f"R = {LOADER_RATE:g} GET/s per prefix; Jain over the {RANKS} ranks", figures)
     assert rule["throttled"] > 0, "the server never throttled: raise the load or lower the rate"
-    sent = _gets(proxy, key_prefix)
-    print(f"loader: {sent} GETs sent for {needed} needed, {rule['throttled']} throttled")
-    assert sent <= 3 * needed, f"{sent} GETs sent for {needed} needed: retries were not bounded"
+    assert figures["sent"] <= 3 * needed, f"{figures['sent']} GETs sent for {needed} needed: retries were not bounded"
 
 
 def test_ranks_saving_one_step_commit_under_throttling(s3_prefix: str, proxy: FaultProxyProcess,
                                                        tmp_path: Path) -> None:
-    ranks, files = 6, 8
     root = f"{s3_prefix}/ckpt"
     env = {**os.environ, "AWS_ENDPOINT_URL": proxy.url}
-    proxy.call("POST", "/rules", {"kind": "throttle", "rate": 8, "method": "PUT", "flavor": "s3"})
-    _run_all([["save", root, str(rank), str(ranks), str(files)] for rank in range(ranks)], env)
+    proxy.call("POST", "/rules", {"kind": "throttle", "rate": CKPT_RATE, "method": "PUT", "flavor": "s3"})
+    _, finished, start = _run_all([["save", root, str(rank), str(CKPT_RANKS), str(CKPT_FILES)]
+                                   for rank in range(CKPT_RANKS)], env)
     rule = proxy.call("GET", "/rules")[0]
+    # Needed: one PUT per object stored (those the server admitted).
+    figures = throttle_figures.figures(label="checkpoint", clients=CKPT_RANKS, rate=CKPT_RATE, rule=rule,
+                                       log=proxy.log(), start=start, finished=finished, failed=0,
+                                       needed=rule["admitted"], counted=lambda e: e["method"] == "PUT",
+                                       method="PUT")
+    _report(f"checkpoint): {CKPT_RANKS} ranks x {CKPT_FILES} files saving one step, "
+            f"R = {CKPT_RATE:g} PUT/s per prefix; needed = PUTs admitted", figures)
     assert rule["throttled"] > 0, "the server never throttled: raise the load or lower the rate"
-    puts = sum(e["method"] == "PUT" for e in proxy.log())
-    print(f"checkpoint: {puts} PUTs sent, {rule['admitted']} admitted, {rule['throttled']} throttled")
-    assert puts <= 3 * (rule["admitted"]), f"{puts} PUTs sent for {rule['admitted']} stored"
+    assert figures["sent"] <= 3 * rule["admitted"], f"{figures['sent']} PUTs sent for {rule['admitted']} stored"
 
     sys.path.insert(0, str(CLIENT.parent))
     from throttled_clients import _file_bytes
     with spool.CheckpointManager(root) as manager:  # straight to the server
         assert manager.latest() == 1
-        for rank in range(ranks):
+        for rank in range(CKPT_RANKS):
             folder = tmp_path / f"rank-{rank}"
             manager.restore(folder, rank=rank)
-            for i in range(files):
+            for i in range(CKPT_FILES):
                 assert (folder / f"shard-{i}.bin").read_bytes() == _file_bytes(rank, i), f"rank {rank} file {i}"

@@ -44,6 +44,8 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 from fault_proxy_client import FaultProxyProcess  # noqa: E402
+import throttle_figures  # noqa: E402
+from throttle_figures import jain  # noqa: E402
 
 SPOOL = PROXY = REPORT = ""
 BACKEND = "s3"  # or gs: the project's GCS server (SPOOL_GCS_SERVER_DIR)
@@ -52,20 +54,10 @@ CLIENTS, OBJECTS, RATE = 16, 200, 60.0
 OBJECT_SIZE = 64 * 1024
 
 
-def jain(values):
-    """Jain's fairness index: 1 when all equal, 1/n when one takes everything."""
-    return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if values else 1.0
-
-
 def per_second(log, prefix):
     """Object GETs the server answered (not throttled) in each second of the run."""
-    times = [e["time"] for e in log if is_object_get(e, prefix) and e.get("status") in (200, 206) and "time" in e]
-    if not times:
-        return []
-    counts = [0] * (int(max(times) - min(times)) + 1)
-    for t in times:
-        counts[int(t - min(times))] += 1
-    return counts
+    return throttle_figures.per_second(
+        [e["time"] for e in log if is_object_get(e, prefix) and e.get("status") in (200, 206) and "time" in e])
 
 
 def is_object_get(entry, prefix):

@@ -1,0 +1,75 @@
+"""The figures of a throttled run, computed and printed the same way by every
+throttling test (tests/cli/throttling_test.py, python/tests/test_throttling.py)
+and read back by bench/throttling.sh.
+
+Inputs: the fault proxy's log (entries with "method", "fault", "status" and
+"time", a time.monotonic() of the proxy's process, which on one machine is
+the clients' clock too), its throttle rule's counters, and the clients'
+completion times. Only the standard library.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Callable, Sequence
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's fairness index: 1 when all equal, 1/n when one takes everything."""
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if values else 1.0
+
+
+def per_second(times: Sequence[float]) -> list[int]:
+    """How many of `times` fall in each second from the first to the last."""
+    if not times:
+        return []
+    counts = [0] * (int(max(times) - min(times)) + 1)
+    for t in times:
+        counts[int(t - min(times))] += 1
+    return counts
+
+
+def figures(*, label: str, clients: int, rate: float, rule: dict, log: list[dict], start: float,
+            finished: Sequence[float], failed: int, needed: int, counted: Callable[[dict], bool],
+            method: str = "GET") -> dict:
+    """The run's figures. `start`: time.monotonic() when the clients started;
+    `finished`: each client's completion time since `start`; `counted`: which
+    log entries are the requests the job needs (`needed` of them unthrottled)."""
+    elapsed = max(finished) if finished else 0.0
+    sent = sum(counted(e) for e in log)
+    # Steady state: while every client still runs (until the first one ends).
+    first_done = min(finished) if finished else 0.0
+    steady = sum(e["method"] == method and e["fault"] != "throttle" and e["time"] <= start + first_done for e in log)
+    steady_rate = steady / first_done if first_done > 0 else 0.0
+    admitted_rate = rule["admitted"] / rule["admitted_seconds"] if rule["admitted_seconds"] else 0.0
+    answered = [e["time"] for e in log if counted(e) and e.get("status") in (200, 206) and "time" in e]
+    return {
+        "label": label, "clients": clients, "rate": rate, "seconds": elapsed, "admitted": rule["admitted"],
+        "admitted_seconds": rule["admitted_seconds"], "goodput": admitted_rate / rate,
+        "steady_goodput": steady_rate / rate, "steady_seconds": first_done, "sent": sent, "needed": needed,
+        "throttled": rule["throttled"], "jain": jain(finished), "failed": failed,
+        "per_second": per_second(answered), "method": method,
+    }
+
+
+def print_figures(f: dict, flavor: str = "503 SlowDown") -> None:
+    """Prints the figures in the format every throttling test shares."""
+    admitted_rate = f["goodput"] * f["rate"]
+    print(f"  clients failed: {f['failed']} of {f['clients']}")
+    print(f"  time: {f['seconds']:.1f} s")
+    print(f"  goodput: admitted {f['admitted']} {f['method']}s in {f['admitted_seconds']:.1f} s = "
+          f"{admitted_rate:.1f}/s = {f['goodput']:.2f} x R; steady state (until the first client ended, "
+          f"{f['steady_seconds']:.1f} s): {f['steady_goodput']:.2f} x R")
+    ratio = f["sent"] / f["needed"] if f["needed"] else 0.0
+    print(f"  requests: {f['sent']} {f['method']}s sent for {f['needed']} needed = {ratio:.2f} x; "
+          f"{f['throttled']} throttled ({flavor})")
+    print(f"  fairness: Jain's index over completion times = {f['jain']:.3f}")
+    print(f"  admitted {f['method']}s per second: " + " ".join(str(n) for n in f["per_second"]))
+    sys.stdout.flush()
+
+
+def append_report(path: str, f: dict) -> None:
+    """Appends the figures as one JSON line (bench/throttling.sh's tables)."""
+    if path:
+        with open(path, "a") as out:
+            out.write(json.dumps(f) + "\n")
