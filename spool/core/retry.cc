@@ -92,6 +92,12 @@ bool IsThrottle(const Status& status) {
          remote.service_code == "TooManyRequests" || remote.service_code == "rateLimitExceeded";
 }
 
+bool IsRateLimited(const Status& status) {
+  const RemoteError& remote = status.remote();
+  return remote.http_status == 429 || remote.service_code == "SlowDown" ||
+         remote.service_code == "TooManyRequests" || remote.service_code == "rateLimitExceeded";
+}
+
 namespace retry_internal {
 
 Status RunLoop(const RetryPolicy& policy, Idempotency idempotency, std::string_view what, const RetryEnvironment& env,
@@ -106,6 +112,9 @@ Status RunThrottledLoop(const RetryPolicy& policy, Idempotency idempotency, std:
   const auto start = env.now();
   const CancelToken cancel = CancelToken::Current();
   int last_retry_cost = 0;
+  // Attempts that count against max_attempts: with a store's throttle, a
+  // throttled answer does not (retry.h), so only the others are counted.
+  int counted = 0;
   for (int attempts = 1;; ++attempts) {
     // The slot is held from the attempt through its backoff sleep (throttle.h).
     if (throttle != nullptr) SPOOL_RETURN_IF_ERROR(throttle->Acquire());
@@ -127,7 +136,8 @@ Status RunThrottledLoop(const RetryPolicy& policy, Idempotency idempotency, std:
     // The owner of this work gave up on it: no further attempt.
     if (cancel.cancelled()) return status;
     const auto elapsed = env.now() - start;
-    if (attempts >= policy.max_attempts) return GaveUp(what, attempts, elapsed, status);
+    if (throttle == nullptr || !IsRateLimited(status)) ++counted;
+    if (counted >= policy.max_attempts) return GaveUp(what, attempts, elapsed, status);
     std::chrono::milliseconds delay = BackoffDelay(policy, attempts, env.uniform01());
     // The service said when to come back: not sooner (within max_backoff).
     if (retry_after) delay = std::max(delay, std::min(*retry_after, policy.max_backoff));

@@ -10,7 +10,16 @@
 // Backoff is truncated exponential with full jitter: after the n-th failed
 // attempt (n = 1, 2, ...) it sleeps
 // uniform(0, min(max_backoff, initial_backoff * 2^(n-1))). An attempt that
-// could only start after max_elapsed is not made. No attempt follows once
+// could only start after max_elapsed is not made. With a store's
+// RetryThrottle (RetryThrottled, core/throttle.h), a rate-limited answer
+// (429, SlowDown; IsRateLimited) does not use up one of max_attempts: it is the service
+// pacing its clients, not a fault, and the throttle already slows the
+// process down on it, so such retries are bounded by max_elapsed and by the
+// throttle's retry quota instead (as Google's client libraries retry 429
+// until a deadline). Under a throttled prefix shared by many processes a
+// request at its fair share is still refused often (at 16 processes and
+// a full token bucket, 8 refusals in a row came once in a few hundred
+// requests), which a count of 8 turned into a failed job. No attempt follows once
 // the current CancelToken (core/cancel.h) is cancelled, and the default
 // sleep wakes up early on a cancel. Clock, sleep and
 // randomness are injectable so tests run instantly. Thread-safe: a RetryPolicy
@@ -22,7 +31,7 @@
 // of its own. A fetch that fails transiently answers Unavailable or
 // DeadlineExceeded, so the caller's loop retries the whole attempt, and the
 // fetched credentials are cached (they are not fetched again by the next
-// attempt once one fetch succeeded). So with max_attempts = N a request sends
+// attempt once one fetch succeeded). So with max_attempts = N (and no rate-limited answer) a request sends
 // at most N credential requests and N requests to the store, and the final
 // error says "gave up after N attempts" once. Missing, rejected or expired
 // credentials are Unauthenticated (or PermissionDenied when the service
@@ -81,6 +90,12 @@ bool IsRetryable(const Status& status);
 // or 503, or a SlowDown / TooManyRequests / rateLimitExceeded code. What the
 // stores' request counters (core/storage/object_store.h) count as throttles.
 bool IsThrottle(const Status& status);
+
+// Whether the service said explicitly that the client sends too fast: HTTP
+// 429, or a SlowDown / TooManyRequests / rateLimitExceeded code. Unlike
+// IsThrottle, not a bare 503, which is as often an outage as a throttle.
+// What the throttled retry loop does not count against max_attempts.
+bool IsRateLimited(const Status& status);
 
 // The delay before attempt `failed_attempts + 1` (full jitter), given u in [0,1).
 std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int failed_attempts, double u);

@@ -81,6 +81,58 @@ TEST(RetryThrottleTest, EmptyQuotaFailsAtOnceNamingIt) {
   EXPECT_EQ(throttle.state().quota_refusals, 2u);  // the drain loop's last try, then the request
 }
 
+TEST(RetryThrottleTest, ThrottledAnswersAreBoundedByTimeAndQuotaNotTheAttemptCount) {
+  // max_attempts 2 throughout, so that few attempts show it. (Few, because
+  // the throttle paces on the real clock once the store has throttled.)
+  // 4 throttled answers, then success: the request succeeds, paying the
+  // quota for every retry.
+  RetryThrottle throttle("s3://patient");
+  FakeTime time;
+  int calls = 0;
+  Status status = RetryThrottled(
+      Policy(2), Idempotency::kIdempotent, "PUT x", [&] { return ++calls <= 4 ? SlowDown() : OkStatus(); },
+      time.Environment(), &throttle);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(calls, 5);
+  EXPECT_EQ(throttle.state().throttled, 4u);
+  EXPECT_EQ(throttle.state().quota_tokens, RetryThrottle::kQuotaCapacity - 3 * RetryThrottle::kRetryCost);
+  // Other failures still count: connection resets give up after 2.
+  calls = 0;
+  status = RetryThrottled(
+      Policy(2), Idempotency::kIdempotent, "PUT y",
+      [&] {
+        ++calls;
+        return UnavailableError("connection reset");
+      },
+      time.Environment(), &throttle);
+  EXPECT_EQ(calls, 2);
+  EXPECT_NE(status.message().find("gave up after 2 attempts"), std::string::npos) << status.message();
+  // Throttled for ever: the quota ends it (drained first to 3 retries' worth).
+  RetryThrottle refusing("s3://refusing");
+  int cost = 0;
+  while (refusing.state().quota_tokens > 3 * RetryThrottle::kRetryCost) refusing.SpendRetry(SlowDown(), &cost);
+  calls = 0;
+  status = RetryThrottled(
+      Policy(2), Idempotency::kIdempotent, "PUT z",
+      [&] {
+        ++calls;
+        return SlowDown();
+      },
+      time.Environment(), &refusing);
+  EXPECT_EQ(calls, 4);
+  EXPECT_NE(status.message().find("retry quota of s3://refusing is empty"), std::string::npos) << status.message();
+  // Without a throttle (plain Retry) a throttled answer counts as before.
+  calls = 0;
+  status = Retry(
+      Policy(2), Idempotency::kIdempotent, "PUT w",
+      [&] {
+        ++calls;
+        return SlowDown();
+      },
+      time.Environment());
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(RetryThrottleTest, ThrottlingCutsTheLimitAndSuccessGrowsItBack) {
   RetryThrottle throttle("s3://aimd");
   // 8 in flight when the service throttles: the limit becomes 4.
