@@ -45,9 +45,15 @@ RANKS = int(os.environ.get("SPOOL_THROTTLE_LOADER_RANKS", "8"))
 WORKERS = int(os.environ.get("SPOOL_THROTTLE_LOADER_WORKERS", "2"))
 CKPT_RANKS = int(os.environ.get("SPOOL_THROTTLE_CKPT_RANKS", "16"))
 REPORT = os.environ.get("SPOOL_THROTTLE_REPORT", "")
-# Every worker of every rank gets shards; records are small (the limit is on requests).
-RECORDS, SHARDS = 960, max(64, RANKS * WORKERS)
-LOADER_RATE, CKPT_RATE, CKPT_FILES = 20.0, 8.0, 4
+# Each worker process reads 48 small shards and each rank saves 64 files: enough
+# requests per process for its limiter to find its share of R (a client with 4
+# requests in all only ever sends its first burst). Records are small: the
+# limit is on requests. R is 60 requests/s, as in the CLI test: the proxy's
+# bucket holds R/10 tokens, and at R = 16 its 1.6 tokens refuse about a third
+# of the requests of independent clients sending R in all, whatever each does.
+SHARDS = 48 * RANKS * WORKERS
+RECORDS = 4 * SHARDS
+LOADER_RATE, CKPT_RATE, CKPT_FILES = 60.0, 60.0, 64
 
 
 @pytest.fixture
@@ -78,8 +84,9 @@ def _run_all(commands: list[list[str]], env: dict[str, str]) -> tuple[list[str],
         waiter.start()
     for waiter in waiters:
         waiter.join()
-    for command, process, (_, err) in zip(commands, processes, results):
-        assert process.returncode == 0, f"{' '.join(command)}: {err}"
+    failures = [f"{' '.join(command)}: {err}" for command, process, (_, err) in zip(commands, processes, results)
+                if process.returncode != 0]
+    assert not failures, f"{len(failures)} of {len(commands)} clients failed:\n" + "\n".join(failures)
     return [out for out, _ in results], finished, start
 
 
@@ -124,7 +131,10 @@ def test_ranks_saving_one_step_commit_under_throttling(s3_prefix: str, proxy: Fa
                                                        tmp_path: Path) -> None:
     root = f"{s3_prefix}/ckpt"
     env = {**os.environ, "AWS_ENDPOINT_URL": proxy.url}
-    proxy.call("POST", "/rules", {"kind": "throttle", "rate": CKPT_RATE, "method": "PUT", "flavor": "s3"})
+    # One token bucket for every PUT of the step (each rank's files sit in a
+    # folder of their own): the prefix a new checkpoint root starts in on S3.
+    proxy.call("POST", "/rules", {"kind": "throttle", "rate": CKPT_RATE, "method": "PUT", "flavor": "s3",
+                                  "scope": "rule"})
     _, finished, start = _run_all([["save", root, str(rank), str(CKPT_RANKS), str(CKPT_FILES)]
                                    for rank in range(CKPT_RANKS)], env)
     rule = proxy.call("GET", "/rules")[0]

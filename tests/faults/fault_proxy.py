@@ -54,12 +54,16 @@ Kinds:
                                 reaches the server (it happened, the answer was lost)
   delay           {"seconds": T}  wait T before the first byte of the answer
   drop            {"forward": true}  close the connection without any answer
-  throttle        {"rate": R, "burst": B, "flavor": "s3"|"gcs"}  a standing rule
+  throttle        {"rate": R, "burst": B, "flavor": "s3"|"gcs",
+                   "scope": "prefix"|"rule"}  a standing rule
                                 (count is ignored): admits at most R matching
                                 requests per second per key prefix (a token
                                 bucket of B tokens, default max(1, R/10), per
                                 path up to its last "/", like S3's per-prefix
-                                limit) and answers the rest as S3 does (503
+                                limit; with scope "rule", one bucket for every
+                                request the rule matches, like one S3
+                                partition under a whole dataset or checkpoint
+                                before S3 splits it) and answers the rest as S3 does (503
                                 SlowDown XML) or GCS (429 rateLimitExceeded
                                 JSON); admitted requests go on to the other
                                 rules. GET /rules shows, per rule, "admitted",
@@ -116,6 +120,7 @@ class Rule:
             self.count = 1 << 62  # standing
             self.rate = float(spec["rate"])
             self.burst = float(spec.get("burst", max(1.0, self.rate / 10)))
+            self.per_prefix = spec.get("scope", "prefix") == "prefix"
             flavor = spec.get("flavor", "s3")
             self.spec = dict(spec, status=429 if flavor == "gcs" else 503,
                              code="rateLimitExceeded" if flavor == "gcs" else "SlowDown")
@@ -127,7 +132,7 @@ class Rule:
 
     def admit(self, request, now):
         """Token bucket of the request's key prefix (throttle rules; the caller holds the state lock)."""
-        prefix = request.path[:request.path.rfind("/") + 1]
+        prefix = request.path[:request.path.rfind("/") + 1] if self.per_prefix else ""
         tokens, last = self.buckets.get(prefix, (self.burst, now))
         tokens = min(self.burst, tokens + (now - last) * self.rate)
         if tokens >= 1:

@@ -37,16 +37,21 @@ def figures(*, label: str, clients: int, rate: float, rule: dict, log: list[dict
     log entries are the requests the job needs (`needed` of them unthrottled)."""
     elapsed = max(finished) if finished else 0.0
     sent = sum(counted(e) for e in log)
-    # Steady state: while every client still runs (until the first one ends).
+    # Steady state: while every client still runs (until the first one ends),
+    # from the first admitted request on: clients that start slowly (Python
+    # processes importing torch) send nothing for their first seconds.
     first_done = min(finished) if finished else 0.0
-    steady = sum(e["method"] == method and e["fault"] != "throttle" and e["time"] <= start + first_done for e in log)
-    steady_rate = steady / first_done if first_done > 0 else 0.0
+    admitted = [e["time"] for e in log if e["method"] == method and e["fault"] != "throttle"]
+    first_admitted = min(admitted) if admitted else start
+    steady = sum(t <= start + first_done for t in admitted)
+    steady_seconds = start + first_done - first_admitted
+    steady_rate = steady / steady_seconds if steady_seconds > 0 else 0.0
     admitted_rate = rule["admitted"] / rule["admitted_seconds"] if rule["admitted_seconds"] else 0.0
     answered = [e["time"] for e in log if counted(e) and e.get("status") in (200, 206) and "time" in e]
     return {
         "label": label, "clients": clients, "rate": rate, "seconds": elapsed, "admitted": rule["admitted"],
         "admitted_seconds": rule["admitted_seconds"], "goodput": admitted_rate / rate,
-        "steady_goodput": steady_rate / rate, "steady_seconds": first_done, "sent": sent, "needed": needed,
+        "steady_goodput": steady_rate / rate, "steady_seconds": steady_seconds, "sent": sent, "needed": needed,
         "throttled": rule["throttled"], "jain": jain(finished), "failed": failed,
         "per_second": per_second(answered), "method": method,
     }
@@ -58,7 +63,7 @@ def print_figures(f: dict, flavor: str = "503 SlowDown") -> None:
     print(f"  clients failed: {f['failed']} of {f['clients']}")
     print(f"  time: {f['seconds']:.1f} s")
     print(f"  goodput: admitted {f['admitted']} {f['method']}s in {f['admitted_seconds']:.1f} s = "
-          f"{admitted_rate:.1f}/s = {f['goodput']:.2f} x R; steady state (until the first client ended, "
+          f"{admitted_rate:.1f}/s = {f['goodput']:.2f} x R; steady state (first admitted request to the first client's end, "
           f"{f['steady_seconds']:.1f} s): {f['steady_goodput']:.2f} x R")
     ratio = f["sent"] / f["needed"] if f["needed"] else 0.0
     print(f"  requests: {f['sent']} {f['method']}s sent for {f['needed']} needed = {ratio:.2f} x; "
