@@ -17,7 +17,12 @@
 //
 // I/O: the object is read in large chunks with read-ahead (ChunkReader); the
 // records are cut from those chunks, without a copy when a record lies within
-// one chunk. Compression is chosen explicitly or from the extension (.gz,
+// one chunk. The CRC32C of the whole object (io.expected_crc32c, a dataset
+// manifest's) is checked as the ChunkReader describes, except for an
+// uncompressed object read from byte 0, where the reader derives it from the
+// records' own CRCs (crc32c::Combine) and checks it on the last record:
+// Next() fails with the same DataLoss instead of returning that record
+// (where the ChunkReader's check withholds the last chunk's records). Compression is chosen explicitly or from the extension (.gz,
 // .zlib), never from the content.
 //
 // Positions: record_offset() and next_offset() give the byte offsets a
@@ -125,6 +130,7 @@ class RecordReader {
   Status GatherInto(std::string& dest, uint64_t n, bool* complete);
   Status Discard(uint64_t n);
   Result<bool> Fail(Status status);
+  Status WholeCrcMismatch() const;  // the manifest's CRC32C of the whole object did not match
   Status LoadIndexIfPresent();
 
   std::shared_ptr<ReadableObject> object_;
@@ -144,6 +150,12 @@ class RecordReader {
   std::optional<RecordIndex> index_;
   bool index_looked_up_ = false;
   bool finished_ = false;
+  // The manifest's CRC32C of the whole object, checked here rather than by
+  // the ChunkReader when an uncompressed object is read from byte 0: the
+  // whole's CRC is built from each record's, which the record check has
+  // computed anyway, so every byte is checksummed once, not twice.
+  bool verify_whole_ = false;
+  uint32_t whole_crc_ = 0;  // of the bytes of the records read so far
   std::string scratch_;
   RecordReaderStats stats_;
   uint64_t fetched_by_old_sources_ = 0;
