@@ -94,8 +94,8 @@ bool IsThrottle(const Status& status) {
 
 bool IsRateLimited(const Status& status) {
   const RemoteError& remote = status.remote();
-  return remote.http_status == 429 || remote.service_code == "SlowDown" ||
-         remote.service_code == "TooManyRequests" || remote.service_code == "rateLimitExceeded";
+  return remote.http_status == 429 || remote.service_code == "SlowDown" || remote.service_code == "TooManyRequests" ||
+         remote.service_code == "rateLimitExceeded";
 }
 
 namespace retry_internal {

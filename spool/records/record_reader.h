@@ -22,8 +22,9 @@
 // uncompressed object read from byte 0, where the reader derives it from the
 // records' own CRCs (crc32c::Combine) and checks it on the last record:
 // Next() fails with the same DataLoss instead of returning that record
-// (where the ChunkReader's check withholds the last chunk's records). Compression is chosen explicitly or from the extension (.gz,
-// .zlib), never from the content.
+// (where the ChunkReader's check withholds the last chunk's records).
+// Compression is chosen explicitly or from the extension (.gz, .zlib),
+// never from the content.
 //
 // Positions: record_offset() and next_offset() give the byte offsets a
 // loader stores to resume; SeekToOffset() and SeekToRecord() (with the

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -27,6 +28,14 @@ RetryPolicy Policy(int max_attempts) {
 }
 
 Status SlowDown() { return UnavailableError("503 SlowDown").WithRemote(RemoteError{503, "SlowDown", ""}); }
+
+// An attempt that always fails with `failure`, counting its calls.
+std::function<Status()> AlwaysFails(int& calls, Status failure) {
+  return [&calls, failure] {
+    ++calls;
+    return failure;
+  };
+}
 
 TEST(RetryThrottleTest, QuotaPaysRetriesAndSuccessesRefill) {
   RetryThrottle throttle("s3://quota");
@@ -65,13 +74,8 @@ TEST(RetryThrottleTest, EmptyQuotaFailsAtOnceNamingIt) {
   EXPECT_LT(throttle.state().quota_tokens, RetryThrottle::kRetryCost);
   FakeTime time;
   int calls = 0;
-  Status status = RetryThrottled(
-      Policy(8), Idempotency::kIdempotent, "GET s3://empty/k",
-      [&] {
-        ++calls;
-        return SlowDown();
-      },
-      time.Environment(), &throttle);
+  Status status = RetryThrottled(Policy(8), Idempotency::kIdempotent, "GET s3://empty/k",
+                                 AlwaysFails(calls, SlowDown()), time.Environment(), &throttle);
   EXPECT_EQ(calls, 1);
   EXPECT_TRUE(time.sleeps.empty());
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
@@ -98,13 +102,8 @@ TEST(RetryThrottleTest, ThrottledAnswersAreBoundedByTimeAndQuotaNotTheAttemptCou
   EXPECT_EQ(throttle.state().quota_tokens, RetryThrottle::kQuotaCapacity - 3 * RetryThrottle::kRetryCost);
   // Other failures still count: connection resets give up after 2.
   calls = 0;
-  status = RetryThrottled(
-      Policy(2), Idempotency::kIdempotent, "PUT y",
-      [&] {
-        ++calls;
-        return UnavailableError("connection reset");
-      },
-      time.Environment(), &throttle);
+  status = RetryThrottled(Policy(2), Idempotency::kIdempotent, "PUT y",
+                          AlwaysFails(calls, UnavailableError("connection reset")), time.Environment(), &throttle);
   EXPECT_EQ(calls, 2);
   EXPECT_NE(status.message().find("gave up after 2 attempts"), std::string::npos) << status.message();
   // Throttled for ever: the quota ends it (drained first to 3 retries' worth).
@@ -112,24 +111,13 @@ TEST(RetryThrottleTest, ThrottledAnswersAreBoundedByTimeAndQuotaNotTheAttemptCou
   int cost = 0;
   while (refusing.state().quota_tokens > 3 * RetryThrottle::kRetryCost) refusing.SpendRetry(SlowDown(), &cost);
   calls = 0;
-  status = RetryThrottled(
-      Policy(2), Idempotency::kIdempotent, "PUT z",
-      [&] {
-        ++calls;
-        return SlowDown();
-      },
-      time.Environment(), &refusing);
+  status = RetryThrottled(Policy(2), Idempotency::kIdempotent, "PUT z", AlwaysFails(calls, SlowDown()),
+                          time.Environment(), &refusing);
   EXPECT_EQ(calls, 4);
   EXPECT_NE(status.message().find("retry quota of s3://refusing is empty"), std::string::npos) << status.message();
   // Without a throttle (plain Retry) a throttled answer counts as before.
   calls = 0;
-  status = Retry(
-      Policy(2), Idempotency::kIdempotent, "PUT w",
-      [&] {
-        ++calls;
-        return SlowDown();
-      },
-      time.Environment());
+  status = Retry(Policy(2), Idempotency::kIdempotent, "PUT w", AlwaysFails(calls, SlowDown()), time.Environment());
   EXPECT_EQ(calls, 2);
 }
 
