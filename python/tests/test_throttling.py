@@ -1,8 +1,9 @@
 """A job's many processes behind a throttling server (issue #36: throttling at
 scale): DataLoader workers of several ranks reading one dataset, and the
 ranks of a job saving one checkpoint step, through the fault proxy's
-throttle rule (tests/faults/fault_proxy.py: a token bucket per key prefix,
-the rest answered with S3's 503 SlowDown) in front of Ceph RGW.
+throttle rule (tests/faults/fault_proxy.py: a token bucket on the dataset's
+prefix, one for all of the checkpoint step's PUTs; the rest answered with
+S3's 503 SlowDown) in front of Ceph RGW.
 
 Printed (tests/faults/throttle_figures.py, the CLI throttling test's format):
 clients failed, goodput (the server's admitted rate / R, whole run and
@@ -12,7 +13,7 @@ delivered exactly once, the checkpoint commits and restores byte for byte,
 the server did throttle (else the test proved nothing), and the requests
 sent stay within a loose bound of those needed (retries bounded by the retry
 quota and the adaptive concurrency limit of core/throttle.h). Not asserted:
-time, goodput and fairness (measured in bench/throttling.sh loader-ranks).
+time, goodput and fairness (bench/throttling_loader_ranks.sh collects them).
 
 Sizes come from the environment so that the bench can run 16 to 64
 processes: SPOOL_THROTTLE_LOADER_RANKS x SPOOL_THROTTLE_LOADER_WORKERS
