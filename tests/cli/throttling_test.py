@@ -45,19 +45,12 @@ import uuid
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 from fault_proxy_client import FaultProxyProcess  # noqa: E402
 import throttle_figures  # noqa: E402
-from throttle_figures import jain  # noqa: E402
 
 SPOOL = PROXY = REPORT = ""
 BACKEND = "s3"  # or gs: the project's GCS server (SPOOL_GCS_SERVER_DIR)
 CLIENT = "spool"  # or aws-standard, aws-adaptive (bench/throttling.sh)
 CLIENTS, OBJECTS, RATE = 16, 200, 60.0
 OBJECT_SIZE = 64 * 1024
-
-
-def per_second(log, prefix):
-    """Object GETs the server answered (not throttled) in each second of the run."""
-    return throttle_figures.per_second(
-        [e["time"] for e in log if is_object_get(e, prefix) and e.get("status") in (200, 206) and "time" in e])
 
 
 def is_object_get(entry, prefix):
@@ -167,43 +160,17 @@ class Throttling(unittest.TestCase):
             waiter.start()
         for waiter in waiters:
             waiter.join()
-        elapsed = time.monotonic() - start
-
         rule = self.proxy.call("GET", "/rules")[0]
-        log = self.proxy.log()
-        sent = sum(is_object_get(e, self.prefix) for e in log)
-        # Steady state: while every client still runs (until the first one
-        # ends). The whole-run goodput also counts the tail, where only the
-        # last clients run and the prefix's limit may go unused.
-        first_done = min(finished)
-        steady_admitted = sum(e["method"] == "GET" and e["fault"] != "throttle" and e["time"] <= start + first_done
-                              for e in log)
-        steady_rate = steady_admitted / first_done if first_done > 0 else 0.0
-        needed = needed_per_client * CLIENTS
-        admitted_rate = rule["admitted"] / rule["admitted_seconds"] if rule["admitted_seconds"] else 0.0
-        figures = {
-            "client": CLIENT, "clients": CLIENTS, "objects": OBJECTS, "rate": RATE, "seconds": elapsed,
-            "paced_seconds": gets_per_client * CLIENTS / RATE, "admitted": rule["admitted"],
-            "admitted_seconds": rule["admitted_seconds"], "goodput": admitted_rate / RATE,
-            "steady_goodput": steady_rate / RATE, "steady_seconds": first_done, "sent": sent,
-            "needed": needed, "throttled": rule["throttled"], "jain": jain(finished),
-            "failed": sum(code != 0 for _, code, _ in results),
-        }
+        failed = sum(code != 0 for _, code, _ in results)
+        figures = throttle_figures.figures(
+            label=CLIENT, clients=CLIENTS, rate=RATE, rule=rule, log=self.proxy.log(), start=start,
+            finished=finished, failed=failed, needed=needed_per_client * CLIENTS,
+            counted=lambda e: is_object_get(e, self.prefix))
+        figures.update(client=CLIENT, objects=OBJECTS, paced_seconds=gets_per_client * CLIENTS / RATE)
         print(f"\nthrottling ({CLIENT}): {CLIENTS} clients x {OBJECTS} objects of {OBJECT_SIZE // 1024} KiB, "
-              f"R = {RATE:g} GET/s per prefix")
-        print(f"  clients failed: {figures['failed']} of {CLIENTS}")
-        print(f"  time: {elapsed:.1f} s (a perfectly paced job: {figures['paced_seconds']:.1f} s)")
-        print(f"  goodput: admitted {rule['admitted']} GETs in {rule['admitted_seconds']:.1f} s = "
-              f"{admitted_rate:.1f}/s = {admitted_rate / RATE:.2f} x R; steady state (until the first client ended, "
-              f"{first_done:.1f} s): {steady_rate / RATE:.2f} x R")
-        print(f"  requests: {sent} object GETs sent for {needed} needed = {sent / needed:.2f} x; "
-              f"{rule['throttled']} throttled ({'503 SlowDown' if BACKEND == 's3' else '429 rateLimitExceeded'})")
-        print(f"  fairness: Jain's index over completion times = {jain(finished):.3f}")
-        print("  admitted object GETs per second: " + " ".join(str(n) for n in per_second(self.proxy.log(), self.prefix)))
-        sys.stdout.flush()
-        if REPORT:
-            with open(REPORT, "a") as f:
-                f.write(json.dumps(figures) + "\n")
+              f"R = {RATE:g} GET/s per prefix; a perfectly paced job: {figures['paced_seconds']:.1f} s")
+        throttle_figures.print_figures(figures, "503 SlowDown" if BACKEND == "s3" else "429 rateLimitExceeded")
+        throttle_figures.append_report(REPORT, figures)
         return figures, results
 
     def test_concurrent_clients_finish_under_throttling(self):
