@@ -39,12 +39,13 @@ def make_table(rows: int) -> pa.Table:
     })
 
 
-def spool_spark(parquet: str, url: str, cores: int, shuffle_timed: bool = False):
+def spool_spark(parquet: str, url: str, cores: int, shuffle_timed: bool = False, level: str = "default"):
     """Like the Ray cases, the input is repartitioned to one partition per
     core and materialised (cached) before the clock starts; with
     ``shuffle_timed`` the repartition happens inside the timed write
     (``write_records(..., shards=cores)``), which separates the shuffle's
-    cost from the write's."""
+    cost from the write's. ``level``: the GZIP level (``"fast"``: ISA-L's
+    fastest, larger shards; the others use zlib's default, as TensorFlow does)."""
     from pyspark.sql import SparkSession
 
     import spool.spark
@@ -58,8 +59,9 @@ def spool_spark(parquet: str, url: str, cores: int, shuffle_timed: bool = False)
             df = df.repartition(cores).cache()
         df.count()  # start-up and the Parquet footer (and the cache), outside the timing
         start = time.perf_counter()
-        manifest = spool.spark.write_records(df, url, shards=cores if shuffle_timed else None, compression="gzip")
-        return manifest.total_records, time.perf_counter() - start
+        manifest = spool.spark.write_records(df, url, shards=cores if shuffle_timed else None, compression="gzip",
+                                             compression_level=level)
+        return manifest.total_records, time.perf_counter() - start, manifest.total_bytes
     finally:
         spark.stop()
 
@@ -125,15 +127,21 @@ def tf_loop(parquet: str, url: str, cores: int):
                     }
                     writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
                     rows += 1
+        size = os.path.getsize(path)
         spool.copy(path, url + "-00000-of-00001.tfrecord.gz")
-    return rows, time.perf_counter() - start
+    return rows, time.perf_counter() - start, size
 
 
 def spool_spark_shuffle_timed(parquet: str, url: str, cores: int):
     return spool_spark(parquet, url, cores, shuffle_timed=True)
 
 
+def spool_spark_fast(parquet: str, url: str, cores: int):
+    return spool_spark(parquet, url, cores, level="fast")
+
+
 CASES = {"spool-spark": (spool_spark, None), "spool-spark-shuffle-timed": (spool_spark_shuffle_timed, None),
+         "spool-spark-fast": (spool_spark_fast, None),
          "spool-ray": (spool_ray, None),
          "ray-write_tfrecords": (ray_write_tfrecords, None), "tf-python-loop": (tf_loop, 1)}
 
@@ -152,10 +160,12 @@ def main() -> int:
             run, fixed_cores = CASES[name]
             cores = fixed_cores or args.cores
             url = f"s3://{args.bucket}/engines-bench/{name}-{uuid.uuid4().hex[:8]}/train"
-            records, seconds = run(parquet, url, cores)
+            # (records, seconds) or (records, seconds, bytes written)
+            records, seconds, *written = run(parquet, url, cores)
             print(json.dumps({"case": name, "rows": records, "cores": cores, "seconds": round(seconds, 2),
                               "records_per_s": round(records / seconds),
-                              "records_per_s_per_core": round(records / seconds / cores)}), flush=True)
+                              "records_per_s_per_core": round(records / seconds / cores),
+                              "bytes": written[0] if written else None}), flush=True)
     return 0
 
 
