@@ -1,12 +1,13 @@
 // Arrow columns to serialized tf.train.Examples (see arrow_examples.h).
 #include "arrow_examples.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "bindings.h"
-#include "spool/records/example.h"
 
 namespace py = pybind11;
 
@@ -161,42 +162,145 @@ float FloatAt(const ArrowValues& values, int64_t i) {
   return Load<float>(values.data, at);
 }
 
-std::string BytesAt(const ArrowValues& values, int64_t i) {
-  const auto [begin, end] = Range(values, i);
-  if (end == begin) return {};  // an all-empty array may have no data buffer
-  return std::string(reinterpret_cast<const char*>(values.data) + begin, static_cast<size_t>(end - begin));
+// The wire format of tf.train.Example, written straight from the Arrow
+// buffers. Building a tensorflow::Example per row (a map of Features, each a
+// message of repeated values) and serializing it deterministically cost
+// about three times as much as the writing itself: per-row allocations, map
+// hashing and the sort of its keys. The bytes are the same: the features in
+// byte order of their names (a deterministic map's order), each map entry
+// as key 1 and value 2, packed int64 and float lists, and no features
+// message at all for a row whose every column is null.
+//
+// Example  { Features features = 1; }
+// Features { map<string, Feature> feature = 1; }
+// Feature  { oneof { BytesList bytes_list = 1; FloatList float_list = 2; Int64List int64_list = 3; } }
+// *List    { repeated value = 1; }  (packed for floats and int64s)
+constexpr char kLengthDelimited1 = 0x0a;  // field 1, length-delimited
+constexpr char kLengthDelimited2 = 0x12;  // field 2
+constexpr char kLengthDelimited3 = 0x1a;  // field 3
+
+size_t VarintSize(uint64_t value) {
+  size_t size = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++size;
+  }
+  return size;
 }
 
-// Scratch for one feature's values, kept across rows to reuse its storage.
-struct Scratch {
-  std::vector<int64_t> ints;
-  std::vector<float> floats;
-  std::vector<std::string> bytes;
+void PutVarint(std::string& out, uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>(value | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+// A length-delimited field's size: tag, length, payload.
+size_t FieldSize(size_t payload) { return 1 + VarintSize(payload) + payload; }
+
+void PutFieldHeader(std::string& out, char tag, size_t payload) {
+  out.push_back(tag);
+  PutVarint(out, payload);
+}
+
+enum class FeatureKind { kBytes, kFloat, kInt64 };
+
+FeatureKind KindOf(ArrowType type) {
+  if (IsBinary(type)) return FeatureKind::kBytes;
+  if (IsFloat(type)) return FeatureKind::kFloat;
+  return FeatureKind::kInt64;
+}
+
+// One feature of one row: the column's elements [begin, end) of `values`.
+struct RowFeature {
+  const ArrowColumn* column = nullptr;
+  const ArrowValues* values = nullptr;
+  int64_t begin = 0;
+  int64_t end = 0;
+  size_t list_size = 0;  // the *List message's size
 };
 
-// Sets the feature of elements [begin, end) of `values` (one element for a scalar column).
-Status SetFeature(tensorflow::Example& example, const std::string& name, const ArrowValues& values, int64_t begin,
-                  int64_t end, Scratch& scratch) {
-  if (IsBinary(values.type)) {
-    scratch.bytes.clear();
-    for (int64_t i = begin; i < end; ++i) scratch.bytes.push_back(BytesAt(values, i));
-    records::SetBytes(example, name, scratch.bytes);
-  } else if (IsFloat(values.type)) {
-    scratch.floats.clear();
-    for (int64_t i = begin; i < end; ++i) scratch.floats.push_back(FloatAt(values, i));
-    records::SetFloats(example, name, scratch.floats);
-  } else {
-    scratch.ints.clear();
-    for (int64_t i = begin; i < end; ++i) scratch.ints.push_back(Int64At(values, i));
-    if (values.type == ArrowType::kUInt64) {
-      for (int64_t value : scratch.ints) {
-        if (value < 0)
-          return InvalidArgumentError("column '" + name + "': a value of 2^63 or more does not fit an int64 feature");
+// Sizes the feature's list; InvalidArgument for a value an int64 cannot hold.
+Status SizeList(RowFeature& feature) {
+  const ArrowValues& values = *feature.values;
+  const int64_t count = feature.end - feature.begin;
+  switch (KindOf(values.type)) {
+    case FeatureKind::kBytes: {
+      size_t size = 0;
+      for (int64_t i = feature.begin; i < feature.end; ++i) {
+        const auto [begin, end] = Range(values, i);
+        size += FieldSize(static_cast<size_t>(end - begin));
       }
+      feature.list_size = size;
+      return OkStatus();
     }
-    records::SetInt64s(example, name, scratch.ints);
+    case FeatureKind::kFloat:
+      feature.list_size = count == 0 ? 0 : FieldSize(static_cast<size_t>(count) * sizeof(float));
+      return OkStatus();
+    case FeatureKind::kInt64: {
+      size_t packed = 0;
+      for (int64_t i = feature.begin; i < feature.end; ++i) {
+        const int64_t value = Int64At(values, i);
+        if (values.type == ArrowType::kUInt64 && value < 0) {
+          return InvalidArgumentError("column '" + feature.column->name +
+                                      "': a value of 2^63 or more does not fit an int64 feature");
+        }
+        packed += VarintSize(static_cast<uint64_t>(value));
+      }
+      feature.list_size = count == 0 ? 0 : FieldSize(packed);
+      return OkStatus();
+    }
   }
   return OkStatus();
+}
+
+size_t EntrySize(const RowFeature& feature) {
+  return FieldSize(feature.column->name.size()) + FieldSize(FieldSize(feature.list_size));
+}
+
+void PutList(std::string& out, const RowFeature& feature) {
+  const ArrowValues& values = *feature.values;
+  const FeatureKind kind = KindOf(values.type);
+  out.push_back(kind == FeatureKind::kBytes   ? kLengthDelimited1
+                : kind == FeatureKind::kFloat ? kLengthDelimited2
+                                              : kLengthDelimited3);
+  PutVarint(out, feature.list_size);
+  if (feature.list_size == 0) return;
+  switch (kind) {
+    case FeatureKind::kBytes:
+      for (int64_t i = feature.begin; i < feature.end; ++i) {
+        const auto [begin, end] = Range(values, i);
+        PutFieldHeader(out, kLengthDelimited1, static_cast<size_t>(end - begin));
+        out.append(reinterpret_cast<const char*>(values.data) + begin, static_cast<size_t>(end - begin));
+      }
+      return;
+    case FeatureKind::kFloat:
+      PutFieldHeader(out, kLengthDelimited1, static_cast<size_t>(feature.end - feature.begin) * sizeof(float));
+      for (int64_t i = feature.begin; i < feature.end; ++i) {
+        const float value = FloatAt(values, i);
+        char bytes[sizeof value];
+        std::memcpy(bytes, &value, sizeof value);  // little-endian, as protobuf's fixed32
+        out.append(bytes, sizeof bytes);
+      }
+      return;
+    case FeatureKind::kInt64: {
+      size_t packed = 0;
+      for (int64_t i = feature.begin; i < feature.end; ++i)
+        packed += VarintSize(static_cast<uint64_t>(Int64At(values, i)));
+      PutFieldHeader(out, kLengthDelimited1, packed);
+      for (int64_t i = feature.begin; i < feature.end; ++i) PutVarint(out, static_cast<uint64_t>(Int64At(values, i)));
+      return;
+    }
+  }
+}
+
+// Columns in the order their features are written: by name, byte-wise.
+std::vector<const ArrowColumn*> FeatureOrder(const ArrowColumns& columns) {
+  std::vector<const ArrowColumn*> sorted;
+  for (const ArrowColumn& column : columns.columns) sorted.push_back(&column);
+  std::sort(sorted.begin(), sorted.end(), [](const ArrowColumn* a, const ArrowColumn* b) { return a->name < b->name; });
+  return sorted;
 }
 
 }  // namespace
@@ -220,6 +324,10 @@ ArrowColumns ArrowColumnsFrom(const py::list& columns) {
         throw StatusError(InvalidArgumentError("list column " + column.name + " has offsets past its items"));
       }
     }
+    for (const ArrowColumn& earlier : out.columns) {
+      // An Example's features are a map: one value per name.
+      if (earlier.name == column.name) throw StatusError(InvalidArgumentError("two columns are named " + column.name));
+    }
     if (!first && column.values.length != out.rows) {
       throw StatusError(InvalidArgumentError("column " + column.name + " has another length than the first"));
     }
@@ -231,29 +339,48 @@ ArrowColumns ArrowColumnsFrom(const py::list& columns) {
 }
 
 Status EncodeArrowRows(const ArrowColumns& columns, const std::function<Status(std::string_view)>& sink) {
-  std::vector<Scratch> scratch(columns.columns.size());
+  const std::vector<const ArrowColumn*> order = FeatureOrder(columns);
+  std::vector<RowFeature> features;
+  features.reserve(order.size());
+  std::string record;  // reused: its capacity stays across rows
   for (int64_t row = 0; row < columns.rows; ++row) {
-    tensorflow::Example example;
-    for (size_t c = 0; c < columns.columns.size(); ++c) {
-      const ArrowColumn& column = columns.columns[c];
+    features.clear();
+    size_t features_size = 0;
+    for (const ArrowColumn* next : order) {
+      const ArrowColumn& column = *next;
       if (!IsValid(column.values, row)) continue;  // null: an absent feature
-      if (!IsList(column.values.type)) {
-        if (Status set = SetFeature(example, column.name, column.values, row, row + 1, scratch[c]); !set.ok()) {
-          return set;
+      RowFeature feature{.column = &column};
+      if (IsList(column.values.type)) {
+        std::tie(feature.begin, feature.end) = Range(column.values, row);
+        for (int64_t i = feature.begin; i < feature.end; ++i) {
+          if (!IsValid(column.items, i)) {
+            return InvalidArgumentError("column '" + column.name +
+                                        "': an array holds a null, which a tf.train.Example list cannot hold; drop "
+                                        "or fill the nulls first");
+          }
         }
-        continue;
+        feature.values = &column.items;
+      } else {
+        feature.begin = row;
+        feature.end = row + 1;
+        feature.values = &column.values;
       }
-      const auto [begin, end] = Range(column.values, row);
-      for (int64_t i = begin; i < end; ++i) {
-        if (!IsValid(column.items, i)) {
-          return InvalidArgumentError("column '" + column.name +
-                                      "': an array holds a null, which a tf.train.Example list cannot hold; drop "
-                                      "or fill the nulls first");
-        }
-      }
-      if (Status set = SetFeature(example, column.name, column.items, begin, end, scratch[c]); !set.ok()) return set;
+      SPOOL_RETURN_IF_ERROR(SizeList(feature));
+      features_size += FieldSize(EntrySize(feature));
+      features.push_back(feature);
     }
-    if (Status status = sink(records::SerializeExample(example)); !status.ok()) return status;
+    record.clear();
+    if (!features.empty()) {
+      PutFieldHeader(record, kLengthDelimited1, features_size);
+      for (const RowFeature& feature : features) {
+        PutFieldHeader(record, kLengthDelimited1, EntrySize(feature));
+        PutFieldHeader(record, kLengthDelimited1, feature.column->name.size());
+        record.append(feature.column->name);
+        PutFieldHeader(record, kLengthDelimited2, FieldSize(feature.list_size));
+        PutList(record, feature);
+      }
+    }
+    SPOOL_RETURN_IF_ERROR(sink(record));
   }
   return OkStatus();
 }

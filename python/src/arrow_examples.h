@@ -67,10 +67,11 @@ struct ArrowColumns {
 // From a list of (name, values, items) where values and items are
 // (type, offset, length, validity, offsets, data) with buffers or None
 // (items None for a scalar column). InvalidArgument (as ValueError) for a
-// malformed description or columns of unequal lengths.
+// malformed description, columns of unequal lengths or two of one name.
 ArrowColumns ArrowColumnsFrom(const pybind11::list& columns);
 
-// Each row's Example, serialized as records::SerializeExample does, handed
+// Each row's Example, the bytes records::SerializeExample gives (written
+// straight from the buffers, arrow_examples.cc says why), handed
 // to `sink` in row order; stops at the first error (of the data or of sink).
 Status EncodeArrowRows(const ArrowColumns& columns, const std::function<Status(std::string_view)>& sink);
 

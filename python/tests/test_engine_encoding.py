@@ -87,6 +87,23 @@ def test_lists_sliced_inside_their_values_keep_their_elements(columns):
     assert engine.encode_batch(ints, batch) == [_python_encoding(ints, (row,)) for row in lists.to_pylist()]
 
 
+def test_rows_of_nulls_and_names_past_ascii_encode_as_protobuf_does():
+    # The encoder writes the wire format itself: an all-null row is an empty
+    # Example, and features go in byte order of their names (UTF-8 "é" after "z").
+    batch = pa.RecordBatch.from_arrays([
+        pa.array([1, None, None], pa.int64()),
+        pa.array(["a", None, "c"], pa.string()),
+        pa.array([None, None, 2.5], pa.float64()),
+        pa.array([[1.0], None, []], pa.list_(pa.float32())),
+    ], ["z", "é", "f", "a"])
+    columns = [engine.Column("z", "int64", False), engine.Column("é", "bytes", False),
+               engine.Column("f", "float", False), engine.Column("a", "float", True)]
+    rows = list(zip(*(c.to_pylist() for c in batch.columns)))
+    encoded = engine.encode_batch(columns, batch)
+    assert encoded == [_python_encoding(columns, row) for row in rows]
+    assert encoded[1] == b""
+
+
 def test_a_null_inside_a_list_is_a_value_error_naming_the_column():
     batch = pa.RecordBatch.from_pydict({"ints": pa.array([[1], [2, None]], pa.list_(pa.int64()))})
     with pytest.raises(ValueError, match="column 'ints': an array holds a null"):
@@ -118,3 +135,5 @@ def test_buffers_too_short_for_the_array_are_a_value_error_not_a_read_past_them(
         with pytest.raises(ValueError, match="do not match its type|offsets past its items"):
             _spool._encode_arrow_examples(columns)
     assert len(_spool._encode_arrow_examples([("n", ("int64", 0, 4, None, None, four_ints), None)])) == 4
+    with pytest.raises(ValueError, match="two columns are named n"):
+        _spool._encode_arrow_examples([("n", ("int64", 0, 4, None, None, four_ints), None)] * 2)
