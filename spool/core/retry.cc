@@ -86,17 +86,13 @@ std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int failed_att
   return std::min(delay, ceiling);
 }
 
-bool IsThrottle(const Status& status) {
-  const RemoteError& remote = status.remote();
-  return remote.http_status == 429 || remote.http_status == 503 || remote.service_code == "SlowDown" ||
-         remote.service_code == "TooManyRequests" || remote.service_code == "rateLimitExceeded";
-}
-
 bool IsRateLimited(const Status& status) {
   const RemoteError& remote = status.remote();
   return remote.http_status == 429 || remote.service_code == "SlowDown" || remote.service_code == "TooManyRequests" ||
          remote.service_code == "rateLimitExceeded";
 }
+
+bool IsThrottle(const Status& status) { return IsRateLimited(status) || status.remote().http_status == 503; }
 
 namespace retry_internal {
 
