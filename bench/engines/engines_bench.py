@@ -39,13 +39,19 @@ def make_table(rows: int) -> pa.Table:
     })
 
 
-def spool_spark(parquet: str, url: str, cores: int, shuffle_timed: bool = False, level: str = "default"):
+def spool_spark(parquet: str, url: str, cores: int, shuffle_timed: bool = False, level: str = "default",
+                warm: bool = False):
     """Like the Ray cases, the input is repartitioned to one partition per
     core and materialised (cached) before the clock starts; with
     ``shuffle_timed`` the repartition happens inside the timed write
     (``write_records(..., shards=cores)``), which separates the shuffle's
     cost from the write's. ``level``: the GZIP level (``"fast"``: ISA-L's
-    fastest, larger shards; the others use zlib's default, as TensorFlow does)."""
+    fastest; the others use zlib's default, as TensorFlow does). ``warm``:
+    time the application's second write, after an untimed one to a local
+    folder: the first write of an application also starts the executors'
+    Python workers (importing pyarrow and spool), about 2 s on 2 cores,
+    once per application whatever its size; the Ray cases' workers are
+    started by the ``materialize()`` before their clock."""
     from pyspark.sql import SparkSession
 
     import spool.spark
@@ -58,6 +64,10 @@ def spool_spark(parquet: str, url: str, cores: int, shuffle_timed: bool = False,
         if not shuffle_timed:
             df = df.repartition(cores).cache()
         df.count()  # start-up and the Parquet footer (and the cache), outside the timing
+        if warm:
+            with tempfile.TemporaryDirectory() as folder:
+                spool.spark.write_records(df, os.path.join(folder, "warm-up"), compression="gzip",
+                                          compression_level=level)
         start = time.perf_counter()
         manifest = spool.spark.write_records(df, url, shards=cores if shuffle_timed else None, compression="gzip",
                                              compression_level=level)
@@ -140,8 +150,12 @@ def spool_spark_fast(parquet: str, url: str, cores: int):
     return spool_spark(parquet, url, cores, level="fast")
 
 
+def spool_spark_warm(parquet: str, url: str, cores: int):
+    return spool_spark(parquet, url, cores, warm=True)
+
+
 CASES = {"spool-spark": (spool_spark, None), "spool-spark-shuffle-timed": (spool_spark_shuffle_timed, None),
-         "spool-spark-fast": (spool_spark_fast, None),
+         "spool-spark-fast": (spool_spark_fast, None), "spool-spark-warm": (spool_spark_warm, None),
          "spool-ray": (spool_ray, None),
          "ray-write_tfrecords": (ray_write_tfrecords, None), "tf-python-loop": (tf_loop, 1)}
 
