@@ -164,9 +164,11 @@ float FloatAt(const ArrowValues& values, int64_t i) {
 
 // The wire format of tf.train.Example, written straight from the Arrow
 // buffers. Building a tensorflow::Example per row (a map of Features, each a
-// message of repeated values) and serializing it deterministically cost
-// about three times as much as the writing itself: per-row allocations, map
-// hashing and the sort of its keys. The bytes are the same: the features in
+// message of repeated values) and serializing it deterministically made an
+// uncompressed shard's whole write 3-3.7x slower than this: per-row
+// allocations, map hashing and the sort of its keys
+// (bench/results/2026-11-27T0750Z-engines-direct-encoder.md). The bytes are
+// the same: the features in
 // byte order of their names (a deterministic map's order), each map entry
 // as key 1 and value 2, packed int64 and float lists, and no features
 // message at all for a row whose every column is null.
@@ -272,7 +274,9 @@ void PutList(std::string& out, const RowFeature& feature) {
       for (int64_t i = feature.begin; i < feature.end; ++i) {
         const auto [begin, end] = Range(values, i);
         PutFieldHeader(out, kLengthDelimited1, static_cast<size_t>(end - begin));
-        out.append(reinterpret_cast<const char*>(values.data) + begin, static_cast<size_t>(end - begin));
+        // An all-empty array may have no data buffer at all.
+        if (end > begin)
+          out.append(reinterpret_cast<const char*>(values.data) + begin, static_cast<size_t>(end - begin));
       }
       return;
     case FeatureKind::kFloat:
