@@ -49,9 +49,10 @@ def spool_spark(parquet: str, url: str, cores: int, shuffle_timed: bool = False,
     fastest; the others use zlib's default, as TensorFlow does). ``warm``:
     time the application's second write, after an untimed one to a local
     folder: the first write of an application also starts the executors'
-    Python workers (importing pyarrow and spool), about 2 s on 2 cores,
-    once per application whatever its size; the Ray cases' workers are
-    started by the ``materialize()`` before their clock."""
+    Python workers and the JVM's first Arrow transfers, about 2 s on 2
+    cores (of which importing pyarrow and spool is 0.14 s), once per
+    application whatever its size; the Ray cases' workers are started by
+    the ``materialize()`` before their clock."""
     from pyspark.sql import SparkSession
 
     import spool.spark

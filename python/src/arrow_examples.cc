@@ -7,6 +7,8 @@
 #include <tuple>
 #include <utility>
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include "bindings.h"
 
 namespace py = pybind11;
@@ -168,10 +170,10 @@ float FloatAt(const ArrowValues& values, int64_t i) {
 // uncompressed shard's whole write 3-3.7x slower than this: per-row
 // allocations, map hashing and the sort of its keys
 // (bench/results/2026-11-27T0750Z-engines-direct-encoder.md). The bytes are
-// the same: the features in
-// byte order of their names (a deterministic map's order), each map entry
-// as key 1 and value 2, packed int64 and float lists, and no features
-// message at all for a row whose every column is null.
+// the same: the features in byte order of their names (a deterministic
+// map's order), each map entry as key 1 and value 2, packed int64 and float
+// lists, and no features message at all for a row whose every column is
+// null. Varints are protobuf's own (CodedOutputStream).
 //
 // Example  { Features features = 1; }
 // Features { map<string, Feature> feature = 1; }
@@ -181,21 +183,12 @@ constexpr char kLengthDelimited1 = 0x0a;  // field 1, length-delimited
 constexpr char kLengthDelimited2 = 0x12;  // field 2
 constexpr char kLengthDelimited3 = 0x1a;  // field 3
 
-size_t VarintSize(uint64_t value) {
-  size_t size = 1;
-  while (value >= 0x80) {
-    value >>= 7;
-    ++size;
-  }
-  return size;
-}
+size_t VarintSize(uint64_t value) { return google::protobuf::io::CodedOutputStream::VarintSize64(value); }
 
 void PutVarint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>(value | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
+  uint8_t bytes[10];  // a varint of 64 bits takes at most 10 bytes
+  const uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(value, bytes);
+  out.append(reinterpret_cast<const char*>(bytes), static_cast<size_t>(end - bytes));
 }
 
 // A length-delimited field's size: tag, length, payload.
@@ -220,7 +213,8 @@ struct RowFeature {
   const ArrowValues* values = nullptr;
   int64_t begin = 0;
   int64_t end = 0;
-  size_t list_size = 0;  // the *List message's size
+  size_t packed_size = 0;  // int64 and float lists: the packed values' bytes
+  size_t list_size = 0;    // the *List message's size
 };
 
 // Sizes the feature's list; InvalidArgument for a value an int64 cannot hold.
@@ -238,22 +232,21 @@ Status SizeList(RowFeature& feature) {
       return OkStatus();
     }
     case FeatureKind::kFloat:
-      feature.list_size = count == 0 ? 0 : FieldSize(static_cast<size_t>(count) * sizeof(float));
-      return OkStatus();
-    case FeatureKind::kInt64: {
-      size_t packed = 0;
+      feature.packed_size = static_cast<size_t>(count) * sizeof(float);
+      break;
+    case FeatureKind::kInt64:
       for (int64_t i = feature.begin; i < feature.end; ++i) {
         const int64_t value = Int64At(values, i);
         if (values.type == ArrowType::kUInt64 && value < 0) {
           return InvalidArgumentError("column '" + feature.column->name +
                                       "': a value of 2^63 or more does not fit an int64 feature");
         }
-        packed += VarintSize(static_cast<uint64_t>(value));
+        feature.packed_size += VarintSize(static_cast<uint64_t>(value));
       }
-      feature.list_size = count == 0 ? 0 : FieldSize(packed);
-      return OkStatus();
-    }
+      break;
   }
+  // A packed field with no values is left out altogether.
+  feature.list_size = count == 0 ? 0 : FieldSize(feature.packed_size);
   return OkStatus();
 }
 
@@ -280,7 +273,7 @@ void PutList(std::string& out, const RowFeature& feature) {
       }
       return;
     case FeatureKind::kFloat:
-      PutFieldHeader(out, kLengthDelimited1, static_cast<size_t>(feature.end - feature.begin) * sizeof(float));
+      PutFieldHeader(out, kLengthDelimited1, feature.packed_size);
       for (int64_t i = feature.begin; i < feature.end; ++i) {
         const float value = FloatAt(values, i);
         char bytes[sizeof value];
@@ -288,14 +281,10 @@ void PutList(std::string& out, const RowFeature& feature) {
         out.append(bytes, sizeof bytes);
       }
       return;
-    case FeatureKind::kInt64: {
-      size_t packed = 0;
-      for (int64_t i = feature.begin; i < feature.end; ++i)
-        packed += VarintSize(static_cast<uint64_t>(Int64At(values, i)));
-      PutFieldHeader(out, kLengthDelimited1, packed);
+    case FeatureKind::kInt64:
+      PutFieldHeader(out, kLengthDelimited1, feature.packed_size);
       for (int64_t i = feature.begin; i < feature.end; ++i) PutVarint(out, static_cast<uint64_t>(Int64At(values, i)));
       return;
-    }
   }
 }
 
@@ -330,7 +319,10 @@ ArrowColumns ArrowColumnsFrom(const py::list& columns) {
     }
     for (const ArrowColumn& earlier : out.columns) {
       // An Example's features are a map: one value per name.
-      if (earlier.name == column.name) throw StatusError(InvalidArgumentError("two columns are named " + column.name));
+      if (earlier.name == column.name) {
+        throw StatusError(InvalidArgumentError("two columns are named '" + column.name +
+                                               "'; rename or drop one (an Example holds one feature per name)"));
+      }
     }
     if (!first && column.values.length != out.rows) {
       throw StatusError(InvalidArgumentError("column " + column.name + " has another length than the first"));

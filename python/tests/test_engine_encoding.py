@@ -135,5 +135,5 @@ def test_buffers_too_short_for_the_array_are_a_value_error_not_a_read_past_them(
         with pytest.raises(ValueError, match="do not match its type|offsets past its items"):
             _spool._encode_arrow_examples(columns)
     assert len(_spool._encode_arrow_examples([("n", ("int64", 0, 4, None, None, four_ints), None)])) == 4
-    with pytest.raises(ValueError, match="two columns are named n"):
+    with pytest.raises(ValueError, match="two columns are named 'n'; rename or drop one"):
         _spool._encode_arrow_examples([("n", ("int64", 0, 4, None, None, four_ints), None)] * 2)

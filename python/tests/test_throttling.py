@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,24 +72,24 @@ def proxy(tmp_path: Path):
 def _run_all(commands: list[list[str]], env: dict[str, str]) -> tuple[list[str], list[float], float]:
     """Starts every client at once; returns their outputs, each one's completion
     time since the start, and the start (time.monotonic()). Each must exit 0."""
-    barrier = tempfile.mkdtemp(prefix="spool-throttle-start-")  # throttled_clients.wait_for_the_others
-    env = {**env, "SPOOL_THROTTLE_BARRIER": f"{barrier}:{len(commands)}"}
-    start = time.monotonic()
-    processes = [subprocess.Popen([sys.executable, str(CLIENT), *command], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for command in commands]
-    results: list[tuple[str, str]] = [("", "")] * len(processes)
-    finished = [0.0] * len(processes)
+    # The clients start together once all have imported (throttled_clients.wait_for_the_others).
+    with tempfile.TemporaryDirectory(prefix="spool-throttle-start-") as barrier:
+        env = {**env, "SPOOL_THROTTLE_BARRIER": f"{barrier}:{len(commands)}"}
+        start = time.monotonic()
+        processes = [subprocess.Popen([sys.executable, str(CLIENT), *command], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True) for command in commands]
+        results: list[tuple[str, str]] = [("", "")] * len(processes)
+        finished = [0.0] * len(processes)
 
-    def wait(i: int) -> None:
-        results[i] = processes[i].communicate(timeout=600)
-        finished[i] = time.monotonic() - start
+        def wait(i: int) -> None:
+            results[i] = processes[i].communicate(timeout=600)
+            finished[i] = time.monotonic() - start
 
-    waiters = [threading.Thread(target=wait, args=(i,)) for i in range(len(processes))]
-    for waiter in waiters:
-        waiter.start()
-    for waiter in waiters:
-        waiter.join()
-    shutil.rmtree(barrier, ignore_errors=True)
+        waiters = [threading.Thread(target=wait, args=(i,)) for i in range(len(processes))]
+        for waiter in waiters:
+            waiter.start()
+        for waiter in waiters:
+            waiter.join()
     failures = [f"{' '.join(command)}: {err}" for command, process, (_, err) in zip(commands, processes, results)
                 if process.returncode != 0]
     assert not failures, f"{len(failures)} of {len(commands)} clients failed:\n" + "\n".join(failures)
