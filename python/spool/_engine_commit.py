@@ -52,6 +52,16 @@ def unsupported(column: str, type_name: str) -> TypeError:
                      "binary (bytes_list), or arrays of those; cast or drop it first")
 
 
+def check_unique(names: Sequence[str], columns: Sequence[str]) -> None:
+    """ValueError before anything is written when a feature to write is named
+    twice, in ``names`` (the features) or among ``columns`` (the table's, where
+    a join can leave two of one name): an Example holds one feature per name."""
+    for name in names:
+        if names.count(name) > 1 or columns.count(name) > 1:
+            raise ValueError(f"column {name!r} appears twice; an Example holds one feature per name: rename one "
+                             "of them, or pick the columns to write with features=")
+
+
 def compression_name(compression: Optional[str]) -> str:
     name = (compression or "none").upper()
     if name not in _SUFFIXES:

@@ -49,6 +49,7 @@ def _kind(data_type: Any) -> Optional[str]:
 def arrow_columns(schema: "pa.Schema", features: Optional[Sequence[str]] = None) -> list[engine.Column]:
     """The feature of each column of an Arrow schema; TypeError for one without."""
     names = list(features) if features is not None else schema.names
+    engine.check_unique(names, schema.names)
     columns = []
     for name in names:
         if name not in schema.names:

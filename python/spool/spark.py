@@ -66,7 +66,8 @@ def _kind(data_type: Any) -> Optional[str]:
 
 def _columns(schema: Any, features: Optional[Sequence[str]]) -> list[engine.Column]:
     fields = {field.name: field for field in schema.fields}
-    names = list(features) if features is not None else list(fields)
+    names = list(features) if features is not None else [field.name for field in schema.fields]
+    engine.check_unique(names, [field.name for field in schema.fields])
     columns = []
     for name in names:
         if name not in fields:
@@ -129,9 +130,10 @@ def write_records(df: DataFrame, url: PathLike, *, shards: Optional[int] = None,
     losers' files; past it, it logs a warning (logger ``spool.spark``)
     naming the prefix and the stages still running, and goes on.
 
-    Raises :class:`TypeError` for a column without a feature type and
-    :class:`FileExistsError` when ``<url>.manifest.json`` exists, both before
-    anything is written; a failed job raises its error after deleting what it wrote.
+    Raises :class:`TypeError` for a column without a feature type,
+    :class:`ValueError` for a column to write whose name appears twice (a
+    join can leave two), and :class:`FileExistsError` when
+    ``<url>.manifest.json`` exists, all before anything is written; a failed job raises its error after deleting what it wrote.
     """
     prefix = os.fspath(url).rstrip("/")
     columns = _columns(df.schema, features)

@@ -104,6 +104,25 @@ def test_rows_of_nulls_and_names_past_ascii_encode_as_protobuf_does():
     assert encoded[1] == b""
 
 
+def test_a_name_twice_is_a_value_error_before_anything_is_written():
+    # A join leaves two columns of one name; features= may name one twice.
+    import pyspark.sql.types as T
+    import spool.ray
+    import spool.spark
+
+    twice = T.StructType([T.StructField("id", T.LongType()), T.StructField("id", T.LongType()),
+                          T.StructField("x", T.DoubleType())])
+    with pytest.raises(ValueError, match="column 'id' appears twice"):
+        spool.spark._columns(twice, None)
+    assert [c.name for c in spool.spark._columns(twice, ["x"])] == ["x"]
+    with pytest.raises(ValueError, match="column 'x' appears twice"):
+        spool.spark._columns(twice, ["x", "x"])
+    schema = pa.schema([("id", pa.int64()), ("id", pa.int64()), ("x", pa.float64())])
+    with pytest.raises(ValueError, match="column 'id' appears twice"):
+        spool.ray.arrow_columns(schema)
+    assert [c.name for c in spool.ray.arrow_columns(schema, ["x"])] == ["x"]
+
+
 def test_a_null_inside_a_list_is_a_value_error_naming_the_column():
     batch = pa.RecordBatch.from_pydict({"ints": pa.array([[1], [2, None]], pa.list_(pa.int64()))})
     with pytest.raises(ValueError, match="column 'ints': an array holds a null"):
