@@ -58,19 +58,29 @@ Status RetryThrottle::Acquire() {
     slot_freed_.wait_for(lock, std::chrono::milliseconds(50));
   }
   ++in_flight_;
-  const auto now = std::chrono::steady_clock::now();
-  CountSend(now);
-  if (rate_ <= 0) return OkStatus();
-  // Paced: take the next send time and wait for it outside the lock.
-  const auto interval =
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(1.0 / rate_));
-  const auto send_at = std::max(now, next_send_);
-  next_send_ = send_at + interval;
-  lock.unlock();
-  if (send_at > now && !cancel.SleepFor(std::chrono::ceil<std::chrono::milliseconds>(send_at - now))) {
-    Release();
-    return CancelledError(store_ + ": cancelled while waiting for a request slot");
+  // Paced once throttled: a send 1/rate_ after the last one. The rate is
+  // read afresh on every wake-up, so growth speeds up the sends already
+  // waiting (a send time fixed at Acquire kept each waiting request at the
+  // rate of its Acquire: 4 requests waiting at 1/s sent at 1/s for 4 s after
+  // the rate had grown).
+  while (rate_ > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto due = last_send_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(1.0 / rate_));
+    if (now >= due) break;
+    if (cancel.cancelled()) {
+      --in_flight_;
+      lock.unlock();
+      slot_freed_.notify_one();
+      return CancelledError(store_ + ": cancelled while waiting for a request slot");
+    }
+    // Woken by a rate change (Record); the timeout lets a cancel end the wait.
+    rate_changed_.wait_for(lock,
+                           std::min<std::chrono::steady_clock::duration>(due - now, std::chrono::milliseconds(50)));
   }
+  const auto now = std::chrono::steady_clock::now();
+  last_send_ = now;
+  CountSend(now);
   return OkStatus();
 }
 
@@ -124,7 +134,11 @@ void RetryThrottle::Record(const Status& outcome) {
     // (throttle.h): never below the rate the cut left.
     if (rate_ > 0) {
       const double since_cut = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_cut_).count();
-      rate_ = std::max(rate_, CubicRate(w_max_, since_cut));
+      const double grown = CubicRate(w_max_, since_cut);
+      if (grown > rate_) {
+        rate_ = grown;
+        rate_changed_.notify_all();
+      }
     }
   }
 }

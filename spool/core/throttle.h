@@ -26,7 +26,9 @@
 //   first throttle also sets a send-rate limit: kRateCut (80%) of the rate
 //   measured over the last second (at least kMinRate; a throttle within a
 //   tenth of a second of the first send takes what was sent as a tenth's
-//   worth), cut again so on each later cut. Growth is CUBIC's (TCP CUBIC,
+//   worth), cut again so on each later cut. A paced send waits for its
+//   turn at the rate in force when it goes, not the one when it asked.
+//   Growth is CUBIC's (TCP CUBIC,
 //   RFC 9438), by the seconds t since the last cut: W(t) = W_max (1 + 0.2
 //   (t / K - 1)^3), K = kRecoverSeconds (2 s), W_max the rate the cut was
 //   made from. Concave below W_max: back to 97.5% of it at 1 s, to it at
@@ -134,6 +136,7 @@ class RetryThrottle {
   const std::string store_;
   mutable std::mutex mu_;
   std::condition_variable slot_freed_;
+  std::condition_variable rate_changed_;
   int tokens_ = kQuotaCapacity;
   int limit_ = kMaxConcurrency;
   int in_flight_ = 0;
@@ -143,9 +146,9 @@ class RetryThrottle {
   // the last cut was measured from (for fast convergence).
   double w_max_ = 0;
   double last_cut_rate_ = 0;
-  // The rate limit (0: none yet) and when the next request may be sent.
+  // The rate limit (0: none yet) and when the last paced request was sent.
   double rate_ = 0;
-  std::chrono::steady_clock::time_point next_send_{};
+  std::chrono::steady_clock::time_point last_send_{};
   // The send rate measured over windows of about a second.
   std::chrono::steady_clock::time_point window_start_{};
   uint64_t window_sends_ = 0;

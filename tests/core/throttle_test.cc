@@ -1,5 +1,6 @@
 // The retry quota, the adaptive concurrency limit and Retry-After
-// (core/throttle.h), on a fake clock: no network, no timing assertions.
+// (core/throttle.h), on a fake clock: no network. The pacing test uses the
+// real clock with margins of over a second: it checks which rate a send follows.
 #include "spool/core/throttle.h"
 
 #include <gtest/gtest.h>
@@ -176,6 +177,48 @@ TEST(RetryThrottleTest, AnEarlyThrottleEstimatesTheRateFromWhatWasSent) {
   throttle.Record(OkStatus());
   EXPECT_GE(throttle.state().rate_limit, cut);
   for (int i = 0; i < 16; ++i) throttle.Release();
+}
+
+TEST(RetryThrottleTest, SendsAlreadyWaitingGoAtTheRateAsItGrows) {
+  // On the real clock, with margins of over a second: what is checked is
+  // which rate a waiting send follows, not how fast anything runs.
+  using Clock = std::chrono::steady_clock;
+  RetryThrottle throttle("s3://paced");
+  // Two sends 2 s apart, then 8 at once and a throttle: measured 1/s, cut
+  // to a rate of 0.8/s (a send every 1.25 s) and a limit of 4.
+  ASSERT_TRUE(throttle.Acquire().ok());
+  throttle.Release();
+  std::this_thread::sleep_for(milliseconds(2000));
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(throttle.Acquire().ok());
+  throttle.Record(SlowDown());
+  for (int i = 0; i < 8; ++i) throttle.Release();
+  const double cut = throttle.state().rate_limit;
+  ASSERT_LT(cut, 1.0);
+  ASSERT_EQ(throttle.state().concurrency_limit, 4);
+  // 7 s on, the cubic allows 4/s, but only a success raises the rate.
+  std::this_thread::sleep_for(milliseconds(7000));
+  ASSERT_TRUE(throttle.Acquire().ok());
+  std::vector<std::thread> waiting;
+  std::atomic<int> sent{0};
+  for (int i = 0; i < 3; ++i) {
+    waiting.emplace_back([&] {
+      ASSERT_TRUE(throttle.Acquire().ok());
+      ++sent;
+      throttle.Record(OkStatus());
+      throttle.Release();
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(sent.load(), 0) << "paced at " << cut << "/s: none is due before 1.25 s";
+  const auto grown_at = Clock::now();
+  throttle.Record(OkStatus());
+  throttle.Release();
+  EXPECT_GT(throttle.state().rate_limit, 3.0);
+  for (auto& thread : waiting) thread.join();
+  // At the rate they waited at, the last of the 3 would go 3.75 s after the
+  // first send; at the grown rate, within 0.75 s.
+  EXPECT_LT(Clock::now() - grown_at, milliseconds(2000));
+  EXPECT_EQ(throttle.state().in_flight, 0);
 }
 
 TEST(RetryThrottleTest, NeverMoreInFlightThanTheLimit) {
