@@ -78,8 +78,9 @@ Result<std::vector<IncompleteUpload>> AbortIncompleteUploads(ObjectStore& store,
   return uploads;
 }
 
-Result<std::string> ReadAll(ObjectStore& store, std::string_view key) {
-  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, store.OpenRead(key));
+namespace {
+
+Result<std::string> ReadWhole(ObjectStore& store, std::string_view key, std::unique_ptr<ReadableObject> object) {
   std::string data(object->info().size, '\0');
   size_t filled = 0;
   while (filled < data.size()) {
@@ -91,6 +92,18 @@ Result<std::string> ReadAll(ObjectStore& store, std::string_view key) {
     filled += n;
   }
   return data;
+}
+
+}  // namespace
+
+Result<std::string> ReadAll(ObjectStore& store, std::string_view key) {
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, store.OpenRead(key));
+  return ReadWhole(store, key, std::move(object));
+}
+
+Result<std::string> ReadAll(ObjectStore& store, const ObjectInfo& listed) {
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, store.OpenListed(listed));
+  return ReadWhole(store, listed.key, std::move(object));
 }
 
 Result<ObjectInfo> WriteAll(ObjectStore& store, std::string_view key, std::string_view data,

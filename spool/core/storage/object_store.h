@@ -285,6 +285,9 @@ Result<std::vector<IncompleteUpload>> AbortIncompleteUploads(ObjectStore& store,
 
 // Convenience over the interface, for small objects and whole listings.
 Result<std::string> ReadAll(ObjectStore& store, std::string_view key);
+// The object a listing just described (OpenListed: no metadata request where
+// the store can spare it); FailedPrecondition if it changed since.
+Result<std::string> ReadAll(ObjectStore& store, const ObjectInfo& listed);
 Result<ObjectInfo> WriteAll(ObjectStore& store, std::string_view key, std::string_view data,
                             const WriteOptions& options = {});
 // Every page of a listing, concatenated.
