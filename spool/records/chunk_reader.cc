@@ -26,11 +26,13 @@ ChunkReader::ChunkReader(std::shared_ptr<ReadableObject> object, std::string url
                          const ReadAheadOptions& options)
     : object_(std::move(object)),
       url_(std::move(url)),
+      start_(start),
       position_(start),
       issue_offset_(start),
       end_(std::max(start, end)),
       options_(options) {
   options_.chunk_size = std::max<uint64_t>(options_.chunk_size, 4096);
+  options_.first_chunk = std::max<uint64_t>(options_.first_chunk, 4096);
   if (options_.executor == nullptr) options_.executor = &DefaultExecutor();
   if (options_.budget == nullptr) options_.budget = &DefaultByteBudget();
   if (options_.buffers == nullptr) options_.buffers = &DefaultBufferPool();
@@ -56,7 +58,11 @@ Status ChunkReader::Run(Fetch& fetch, ReadableObject& object) {
 }
 
 void ChunkReader::Issue(bool needed_now) {
-  const size_t size = static_cast<size_t>(std::min<uint64_t>(options_.chunk_size, end_ - issue_offset_));
+  // The first request asks for first_chunk only, so that the first records
+  // arrive before a whole chunk has.
+  const uint64_t chunk =
+      issue_offset_ == start_ ? std::min(options_.chunk_size, options_.first_chunk) : options_.chunk_size;
+  const size_t size = static_cast<size_t>(std::min<uint64_t>(chunk, end_ - issue_offset_));
   auto fetch = std::make_shared<Fetch>();
   // Read-ahead only goes out while the budget has room; the chunk needed now
   // goes out regardless (see the header).
@@ -85,7 +91,10 @@ void ChunkReader::Issue(bool needed_now) {
 }
 
 void ChunkReader::TopUp() {
-  const size_t limit = options_.read_ahead == 0 ? 1 : max_in_flight_ - (current_ ? 1 : 0);
+  // Read-ahead starts at one request and doubles with each chunk handed out
+  // (ramp_), up to max_in_flight_: a reader just opened does not share the
+  // link between its first chunk and the rest of its read-ahead.
+  const size_t limit = options_.read_ahead == 0 ? 1 : std::min(max_in_flight_ - (current_ ? 1 : 0), ramp_);
   while (in_flight_.size() < limit && issue_offset_ < end_) {
     const size_t before = in_flight_.size();
     // Only the chunk the consumer waits for may go beyond the budget.
@@ -122,6 +131,7 @@ Result<std::span<const char>> ChunkReader::Next() {
   }
   position_ = fetch->offset + got;
   current_ = std::move(fetch);
+  ramp_ = std::min(2 * ramp_, max_in_flight_);
   if (verify_) {
     crc_ = crc32c::Extend(crc_, current_->buffer.data(), got);
     if (position_ >= end_ && got == current_->size && crc_ != *options_.expected_crc32c) {

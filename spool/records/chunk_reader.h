@@ -4,7 +4,11 @@
 //
 // Chunks of `chunk_size` bytes are fetched with ReadableObject::ReadAt on the
 // executor, up to `read_ahead` bytes beyond the chunk being consumed, so a
-// reader makes one request per chunk, never one per record. Buffers are
+// reader makes one request per chunk, never one per record. A reader starts
+// small: its first request is `first_chunk` bytes, and its read-ahead grows
+// from one request, doubling with each chunk handed out (as a TCP window in
+// slow start), so that readers opened together get their first records
+// before any of them has its whole read-ahead. Buffers are
 // reused from chunk to chunk, and come from (and go back to) a BufferPool, so
 // the next reader of the same chunk size reuses them too.
 //
@@ -41,6 +45,10 @@ namespace spool::records {
 struct ReadAheadOptions {
   uint64_t chunk_size = 4 << 20;   // bytes per ReadAt
   uint64_t read_ahead = 16 << 20;  // bytes fetched ahead; 0 = fetch on the caller's thread only
+  // Bytes of the first request (at most chunk_size): what the first records
+  // wait for. The read-ahead then grows from one request, doubling with each
+  // chunk handed out.
+  uint64_t first_chunk = 256 << 10;
   Executor* executor = nullptr;    // default: DefaultExecutor()
   ByteBudget* budget = nullptr;    // default: DefaultByteBudget()
   BufferPool* buffers = nullptr;   // default: DefaultBufferPool()
@@ -81,11 +89,13 @@ class ChunkReader {
   std::shared_ptr<ReadableObject> object_;
   std::string url_;
   CancelSource cancel_;  // the read-ahead's requests; cancelled by the destructor
+  uint64_t start_;       // first byte of the range
   uint64_t position_;     // next byte handed out
   uint64_t issue_offset_;  // next byte to request
   uint64_t end_;
   ReadAheadOptions options_;
   size_t max_in_flight_;
+  size_t ramp_ = 1;       // requests that may be in flight now (TopUp)
   bool verify_ = false;   // expected_crc32c applies: reading the whole object
   uint32_t crc_ = 0;      // of the bytes handed out so far, when verify_
   std::deque<std::shared_ptr<Fetch>> in_flight_;

@@ -204,6 +204,26 @@ TEST_F(RecordReaderTest, ReadsInLargeChunksNotPerRecord) {
   EXPECT_LE(counting->calls.load(), 6);  // ceil(1,160,000 / 262,144) == 5
 }
 
+TEST_F(RecordReaderTest, AReaderStartsSmallAndGrowsItsReadAhead) {
+  std::vector<std::string> records(10000, std::string(100, 's'));  // 1.16 MB
+  ASSERT_TRUE(WriteAll(store_, "ramp.tfrecord", Frame(records)).ok());
+  auto counting = std::make_shared<CountingObject>(store_.OpenRead("ramp.tfrecord").value());
+  RecordReaderOptions options;
+  options.io.chunk_size = 64 << 10;
+  options.io.first_chunk = 16 << 10;
+  options.io.read_ahead = 512 << 10;  // 8 chunks ahead once grown
+  auto reader = RecordReader::Open(counting, store_.Describe("ramp.tfrecord"), options).value();
+  std::string_view record;
+  ASSERT_TRUE(reader->Next(&record).value());
+  // The first record came from one request of first_chunk bytes; since then
+  // at most 2 more went out (the read-ahead doubles from 1), not all 8.
+  EXPECT_LE(counting->calls.load(), 3);
+  EXPECT_EQ(reader->stats().object_bytes, 16u << 10);
+  EXPECT_EQ(ReadAllRecords(*reader).size(), records.size() - 1);
+  // 16 KiB, then 64 KiB chunks: 1 + ceil((1,160,000 - 16,384) / 65,536) == 19.
+  EXPECT_EQ(counting->calls.load(), 19);
+}
+
 TEST_F(RecordReaderTest, RetriesTheRecordAfterAnIoError) {
   std::vector<std::string> records = {"one", std::string(10000, '2'), "three"};
   ASSERT_TRUE(WriteAll(store_, "io.tfrecord", Frame(records)).ok());

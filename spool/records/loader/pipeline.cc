@@ -14,6 +14,10 @@ namespace {
 // reference and queue bookkeeping), so that budgets hold for tiny records too.
 constexpr uint64_t kItemOverhead = 64;
 
+// What a stream's first fetch decodes before handing its records over
+// (Fetch): 64 records of 1 KB, or one of 64 KiB.
+constexpr uint64_t kFirstFetchBytes = 64 << 10;
+
 void AtomicMax(std::atomic<uint64_t>& target, uint64_t value) {
   uint64_t seen = target.load(std::memory_order_relaxed);
   while (value > seen && !target.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
@@ -336,6 +340,10 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
   FetchResult result;
   result.items = std::move(stream.spare_items);  // its capacity, from the last fetch
   result.items.clear();
+  // A stream's first fetch hands over its first records after
+  // kFirstFetchBytes rather than a whole fetch_chunk: the first batch waits
+  // for the first fetch of every stream it draws from.
+  uint64_t goal = reserved;
   if (!stream.reader) {
     Result<std::unique_ptr<records::RecordReader>> reader = OpenReader(stream.range, stream.next_record, stream.epoch);
     if (!reader.ok()) {
@@ -344,12 +352,13 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
     }
     stream.reader = std::move(reader).value();
     ++open_readers_;
+    goal = std::min(reserved, kFirstFetchBytes);
   }
   records::RecordReader& reader = *stream.reader;
   if (!stream.writer) stream.writer.emplace(config_.counters->pool.get());
   RecordWriter& writer = *stream.writer;
   const uint64_t fetched_before = reader.stats().object_bytes;
-  while (result.bytes < reserved && !stopping_.load(std::memory_order_relaxed)) {
+  while (result.bytes < goal && !stopping_.load(std::memory_order_relaxed)) {
     if (cancel_.cancelled()) {  // a few atomic loads per record; the message only when it happens
       result.error = CancelledError("reading " + reader.url() + ": cancelled");
       break;
