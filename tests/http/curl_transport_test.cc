@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <regex>
 #include <thread>
 #include <vector>
@@ -420,6 +421,41 @@ TEST_F(CurlTransportTest, SequentialRequestsReuseTheConnection) {
   const int after = ServerConnections();
   // One connection serves them all (two if the first probe opened one).
   EXPECT_LE(after - before, 2) << "100 requests opened " << after - before << " connections";
+}
+
+// Sockets open in this process (the client's and the in-process server's).
+int OpenSockets() {
+  int sockets = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const auto target = std::filesystem::read_symlink(entry.path(), error);
+    if (!error && target.string().rfind("socket:", 0) == 0) ++sockets;
+  }
+  return sockets;
+}
+
+TEST_F(CurlTransportTest, ATransportClosesItsConnectionsWhenDestroyed) {
+  // The transport closes its sockets itself (it tracks them for the quick
+  // ACK): none may outlive it. The server closes its end when the client's
+  // does, so the count returns to where it was.
+  const int before = OpenSockets();
+  {
+    std::shared_ptr<HttpTransport> transport = MakeCurlTransport(HttpOptions{});
+    std::vector<std::thread> senders;
+    for (int i = 0; i < 4; ++i) {
+      senders.emplace_back([&] {
+        HttpRequest request;
+        request.url = Url("/bytes?n=1000");
+        std::string body;
+        StringSink sink(&body);
+        EXPECT_TRUE(transport->Send(request, &sink).ok());
+      });
+    }
+    for (auto& sender : senders) sender.join();
+    EXPECT_GT(OpenSockets(), before);
+  }
+  for (int i = 0; i < 500 && OpenSockets() > before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(OpenSockets(), before);
 }
 
 TEST_F(CurlTransportTest, AConnectionTheServerDroppedIsReplacedQuietly) {

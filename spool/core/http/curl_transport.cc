@@ -12,7 +12,11 @@
 // is sent, and aborts a transfer in flight from curl's progress callback,
 // which curl calls several times a second while a transfer runs or waits.
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/crypto.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -105,6 +109,7 @@ struct Exchange {
   bool headers_delivered = false;  // sink->OnHeaders has been called
   Status callback_error;           // why a callback aborted the transfer
   CancelToken cancel;              // the sender's: checked by OnProgress
+  CURL* handle = nullptr;
 
   Status DeliverHeaders() {
     headers_delivered = true;
@@ -112,11 +117,59 @@ struct Exchange {
   }
 };
 
+// Acknowledges what has arrived on the exchange's connection now, instead of
+// after the kernel's delayed-ACK timer. A server whose response leaves as
+// two writes (headers, then a body shorter than a segment) holds the body
+// back under Nagle's algorithm until the headers are acknowledged, and a
+// client that has just sent a request on a kept-alive connection delays
+// that ACK by up to 40 ms: measured on Ceph RGW, a GET of a 1 KiB object
+// took 42-47 ms (the body 41 ms after the headers; boto3 alike), and 1 ms
+// with this. Linux only; elsewhere nothing.
+//
+// The socket is tracked per handle (CURLINFO_ACTIVESOCKET gives none while
+// a transfer runs): a handle keeps one connection to its server.
+struct HandleSocket {
+  curl_socket_t socket = CURL_SOCKET_BAD;
+};
+
+int OnSocketOpened(void* user, curl_socket_t socket, curlsocktype purpose) {
+  if (purpose == CURLSOCKTYPE_IPCXN) static_cast<HandleSocket*>(user)->socket = socket;
+  return CURL_SOCKOPT_OK;
+}
+
+int OnSocketClosed(void* user, curl_socket_t socket) {
+  auto* tracked = static_cast<HandleSocket*>(user);
+  if (tracked->socket == socket) tracked->socket = CURL_SOCKET_BAD;
+  return close(socket);
+}
+
+void AcknowledgeNow(CURL* handle) {
+#ifdef TCP_QUICKACK
+  HandleSocket* tracked = nullptr;
+  curl_easy_getinfo(handle, CURLINFO_PRIVATE, &tracked);
+  if (tracked == nullptr || tracked->socket == CURL_SOCKET_BAD) return;
+  const int on = 1;
+  setsockopt(tracked->socket, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof(on));
+#else
+  (void)handle;
+#endif
+}
+
+// curl_easy_cleanup, and the handle's HandleSocket after it (cleanup closes
+// the connection through OnSocketClosed).
+void DestroyHandle(CURL* handle) {
+  HandleSocket* tracked = nullptr;
+  curl_easy_getinfo(handle, CURLINFO_PRIVATE, &tracked);
+  curl_easy_cleanup(handle);
+  delete tracked;
+}
+
 size_t OnHeaderLine(char* data, size_t size, size_t count, void* user) {
   auto& exchange = *static_cast<Exchange*>(user);
   const size_t length = size * count;
   std::string_view line(data, length);
   if (StartsWith(line, "HTTP/")) {
+    AcknowledgeNow(exchange.handle);
     // A new status line: an interim answer (100 Continue) or a redirect is
     // forgotten, only the final response's headers are kept.
     exchange.response.headers = HttpHeaders();
@@ -230,7 +283,7 @@ class CurlTransport : public HttpTransport {
   }
 
   ~CurlTransport() override {
-    for (CURL* handle : idle_) curl_easy_cleanup(handle);
+    for (CURL* handle : idle_) DestroyHandle(handle);
   }
 
   Result<HttpResponse> Send(const HttpRequest& request, ResponseSink* sink) override;
@@ -284,6 +337,12 @@ CURL* CurlTransport::NewHandle() const {
   curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, &OnSeekBody);
   curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &OnProgress);
   curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+  auto* tracked = new HandleSocket;
+  curl_easy_setopt(handle, CURLOPT_PRIVATE, tracked);
+  curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, &OnSocketOpened);
+  curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, tracked);
+  curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, &OnSocketClosed);
+  curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, tracked);
   return handle;
 }
 
@@ -309,7 +368,7 @@ void CurlTransport::Return(CURL* handle) {
       return;
     }
   }
-  curl_easy_cleanup(handle);  // more handles than we keep connections for
+  DestroyHandle(handle);  // more handles than we keep connections for
 }
 
 Status CurlTransport::MapError(CURLcode code, const char* error_buffer, const std::string& what,
@@ -411,6 +470,7 @@ Result<HttpResponse> CurlTransport::Send(const HttpRequest& request, ResponseSin
   exchange.what = what;
   exchange.sink = sink;
   exchange.cancel = cancel;
+  exchange.handle = handle;
   CurlHeaderList headers(request.headers);
   char error_buffer[CURL_ERROR_SIZE] = {};
   const std::chrono::milliseconds total_timeout =
