@@ -230,11 +230,12 @@ Status CheckpointManager::ReadNewParts(int64_t step, std::map<int, CheckpointRan
       reject("written before rank 0 started (" + Url(layout_.CommitterMarkerKey()) + "), by an earlier run");
       continue;
     }
-    // Read as listed: no HEAD per part. Gone or changed since the listing:
-    // its rank is replacing it, and the next poll lists the new one.
+    // Read as listed: no HEAD per part. Gone, or changed since the listing
+    // (412 to the read's If-Match): its rank is replacing it, and the next
+    // poll reads the new one. Any other error is the poll's.
     Result<std::string> json = ReadAll(*store_, object);
-    if (!json.ok() &&
-        (json.status().code() == StatusCode::kNotFound || json.status().code() == StatusCode::kFailedPrecondition)) {
+    if (!json.ok() && (json.status().code() == StatusCode::kNotFound || json.status().remote().http_status == 412)) {
+      seen.erase(*rank);
       continue;
     }
     if (!json.ok()) return json.status();

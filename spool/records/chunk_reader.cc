@@ -59,9 +59,10 @@ Status ChunkReader::Run(Fetch& fetch, ReadableObject& object) {
 
 void ChunkReader::Issue(bool needed_now) {
   // The first request asks for first_chunk only, so that the first records
-  // arrive before a whole chunk has.
-  const uint64_t chunk =
-      issue_offset_ == start_ ? std::min(options_.chunk_size, options_.first_chunk) : options_.chunk_size;
+  // arrive before a whole chunk has; a range of one chunk or less is still
+  // one request (an object read whole is also checked whole by its store).
+  const bool small_first = issue_offset_ == start_ && end_ - start_ > options_.chunk_size;
+  const uint64_t chunk = small_first ? std::min(options_.chunk_size, options_.first_chunk) : options_.chunk_size;
   const size_t size = static_cast<size_t>(std::min<uint64_t>(chunk, end_ - issue_offset_));
   auto fetch = std::make_shared<Fetch>();
   // Read-ahead only goes out while the budget has room; the chunk needed now

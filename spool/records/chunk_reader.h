@@ -5,7 +5,8 @@
 // Chunks of `chunk_size` bytes are fetched with ReadableObject::ReadAt on the
 // executor, up to `read_ahead` bytes beyond the chunk being consumed, so a
 // reader makes one request per chunk, never one per record. A reader starts
-// small: its first request is `first_chunk` bytes, and its read-ahead grows
+// small: its first request is `first_chunk` bytes (a range of one chunk or
+// less stays one request), and its read-ahead grows
 // from one request, doubling with each chunk handed out (as a TCP window in
 // slow start), so that readers opened together get their first records
 // before any of them has its whole read-ahead. Buffers are

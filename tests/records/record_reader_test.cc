@@ -222,6 +222,15 @@ TEST_F(RecordReaderTest, AReaderStartsSmallAndGrowsItsReadAhead) {
   EXPECT_EQ(ReadAllRecords(*reader).size(), records.size() - 1);
   // 16 KiB, then 64 KiB chunks: 1 + ceil((1,160,000 - 16,384) / 65,536) == 19.
   EXPECT_EQ(counting->calls.load(), 19);
+
+  // An object of one chunk or less is still read with one request (and so
+  // checked whole by its store).
+  std::vector<std::string> few(400, std::string(100, 'f'));  // 46 KB
+  ASSERT_TRUE(WriteAll(store_, "small.tfrecord", Frame(few)).ok());
+  auto small = std::make_shared<CountingObject>(store_.OpenRead("small.tfrecord").value());
+  auto small_reader = RecordReader::Open(small, store_.Describe("small.tfrecord"), options).value();
+  EXPECT_EQ(ReadAllRecords(*small_reader).size(), few.size());
+  EXPECT_EQ(small->calls.load(), 1);
 }
 
 TEST_F(RecordReaderTest, RetriesTheRecordAfterAnIoError) {

@@ -80,6 +80,7 @@ class CurlShare {
     curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
     curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    // Never CURL_LOCK_DATA_CONNECT: each handle tracks its own sockets.
   }
   ~CurlShare() { curl_share_cleanup(share_); }
   CurlShare(const CurlShare&) = delete;
@@ -126,39 +127,44 @@ struct Exchange {
 // took 42-47 ms (the body 41 ms after the headers; boto3 alike), and 1 ms
 // with this. Linux only; elsewhere nothing.
 //
-// The socket is tracked per handle (CURLINFO_ACTIVESOCKET gives none while
-// a transfer runs): a handle keeps one connection to its server.
-struct HandleSocket {
-  curl_socket_t socket = CURL_SOCKET_BAD;
+// The sockets are tracked per handle (CURLINFO_ACTIVESOCKET gives none while
+// a transfer runs), all of them: a handle's cache keeps a connection per
+// host (GCS's API and its token endpoint), and a connect may open several
+// (IPv6 and IPv4 at once). The ACK goes to each; on an idle one it does
+// nothing. Only the thread using the handle touches its list (libcurl calls
+// both callbacks from the transfer or from the cleanup). Connections must
+// never be shared between handles (CURL_LOCK_DATA_CONNECT in CurlShare): a
+// connection would outlive its handle's list.
+struct HandleSockets {
+  std::vector<curl_socket_t> open;
 };
 
 int OnSocketOpened(void* user, curl_socket_t socket, curlsocktype purpose) {
-  if (purpose == CURLSOCKTYPE_IPCXN) static_cast<HandleSocket*>(user)->socket = socket;
+  if (purpose == CURLSOCKTYPE_IPCXN) static_cast<HandleSockets*>(user)->open.push_back(socket);
   return CURL_SOCKOPT_OK;
 }
 
 int OnSocketClosed(void* user, curl_socket_t socket) {
-  auto* tracked = static_cast<HandleSocket*>(user);
-  if (tracked->socket == socket) tracked->socket = CURL_SOCKET_BAD;
+  std::erase(static_cast<HandleSockets*>(user)->open, socket);
   return close(socket);
 }
 
 void AcknowledgeNow(CURL* handle) {
 #ifdef TCP_QUICKACK
-  HandleSocket* tracked = nullptr;
+  HandleSockets* tracked = nullptr;
   curl_easy_getinfo(handle, CURLINFO_PRIVATE, &tracked);
-  if (tracked == nullptr || tracked->socket == CURL_SOCKET_BAD) return;
+  if (tracked == nullptr) return;
   const int on = 1;
-  setsockopt(tracked->socket, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof(on));
+  for (curl_socket_t socket : tracked->open) setsockopt(socket, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof(on));
 #else
   (void)handle;
 #endif
 }
 
-// curl_easy_cleanup, and the handle's HandleSocket after it (cleanup closes
+// curl_easy_cleanup, and the handle's HandleSockets after it (cleanup closes
 // the connection through OnSocketClosed).
 void DestroyHandle(CURL* handle) {
-  HandleSocket* tracked = nullptr;
+  HandleSockets* tracked = nullptr;
   curl_easy_getinfo(handle, CURLINFO_PRIVATE, &tracked);
   curl_easy_cleanup(handle);
   delete tracked;
@@ -337,7 +343,7 @@ CURL* CurlTransport::NewHandle() const {
   curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, &OnSeekBody);
   curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &OnProgress);
   curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
-  auto* tracked = new HandleSocket;
+  auto* tracked = new HandleSockets;
   curl_easy_setopt(handle, CURLOPT_PRIVATE, tracked);
   curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, &OnSocketOpened);
   curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, tracked);
