@@ -66,8 +66,9 @@ def _kind(data_type: Any) -> Optional[str]:
 
 def _columns(schema: Any, features: Optional[Sequence[str]]) -> list[engine.Column]:
     fields = {field.name: field for field in schema.fields}
-    names = list(features) if features is not None else [field.name for field in schema.fields]
-    engine.check_unique(names, [field.name for field in schema.fields])
+    in_order = [field.name for field in schema.fields]  # the dict keeps one of two equal names
+    names = list(features) if features is not None else in_order
+    engine.check_unique(names, in_order)
     columns = []
     for name in names:
         if name not in fields:

@@ -69,9 +69,8 @@ Status RetryThrottle::Acquire() {
                                       std::chrono::duration<double>(1.0 / rate_));
     if (now >= due) break;
     if (cancel.cancelled()) {
-      --in_flight_;
       lock.unlock();
-      slot_freed_.notify_one();
+      Release();
       return CancelledError(store_ + ": cancelled while waiting for a request slot");
     }
     // Woken by a rate change (Record); the timeout lets a cancel end the wait.

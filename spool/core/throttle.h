@@ -28,10 +28,9 @@
 //   tenth of a second of the first send takes what was sent as a tenth's
 //   worth), cut again so on each later cut. A paced send waits for its
 //   turn at the rate in force when it goes, not the one when it asked.
-//   Growth is CUBIC's (TCP CUBIC,
-//   RFC 9438), by the seconds t since the last cut: W(t) = W_max (1 + 0.2
-//   (t / K - 1)^3), K = kRecoverSeconds (2 s), W_max the rate the cut was
-//   made from. Concave below W_max: back to 97.5% of it at 1 s, to it at
+//   Growth is CUBIC's (TCP CUBIC, RFC 9438), by the seconds t since the
+//   last cut: W(t) = W_max (1 + 0.2 (t / K - 1)^3), K = kRecoverSeconds
+//   (2 s), W_max the rate the cut was made from. Concave below W_max: back to 97.5% of it at 1 s, to it at
 //   2 s; convex beyond, probing slowly at first (+2.5% at 3 s, +20% at
 //   4 s) and then fast (a process alone doubles by 5.4 s). A process cut again below its previous
 //   cut aims at 90% of the new rate instead (fast convergence: the larger

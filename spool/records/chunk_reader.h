@@ -6,12 +6,12 @@
 // executor, up to `read_ahead` bytes beyond the chunk being consumed, so a
 // reader makes one request per chunk, never one per record. A reader starts
 // small: its first request is `first_chunk` bytes (a range of one chunk or
-// less stays one request), and its read-ahead grows
-// from one request, doubling with each chunk handed out (as a TCP window in
-// slow start), so that readers opened together get their first records
-// before any of them has its whole read-ahead. Buffers are
-// reused from chunk to chunk, and come from (and go back to) a BufferPool, so
-// the next reader of the same chunk size reuses them too.
+// less stays one request), and its read-ahead grows from one request,
+// doubling with each chunk handed out (as a TCP window in slow start), so
+// that readers opened together get their first records before any of them
+// has its whole read-ahead. Buffers are reused from chunk to chunk, and come
+// from (and go back to) a BufferPool, so the next reader of the same chunk
+// size reuses them too.
 //
 // Memory: every read-ahead chunk takes its bytes from the ByteBudget with
 // TryAcquire and is not issued while the budget is full; the chunk needed
