@@ -4,15 +4,18 @@
 # the environment) RUNS times per size, each run's figures (the format of
 # bench/throttling.sh, tests/faults/throttle_figures.py) collected into
 # bench/results/throttling-scale-<UTC timestamp>-loader-ranks.md with the
-# machine's load average. Loader: N/2 ranks x 2 DataLoader workers (N worker
-# processes); checkpoint: N ranks saving one step.
+# machine's load average. Loader: N/W ranks x W DataLoader workers (N worker
+# processes); checkpoint: N ranks saving one step. Each loader rank holds
+# torch (about 0.3 GiB), so 64 workers as 32 ranks x 2 do not fit in 24 GiB
+# beside the server; as 16 ranks x 4 they do.
 #
-#   bench/throttling_loader_ranks.sh [build (build)] [runs (2)] [sizes ("16 32 64")]
+#   bench/throttling_loader_ranks.sh [build (build)] [runs (2)] [sizes ("16 32 64")] [W (2)]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath "${1:-$root/build}")
 runs=${2:-2}
 sizes=${3:-16 32 64}
+workers=${4:-2}
 # shellcheck source=rgw_env.sh
 source "$root/bench/rgw_env.sh" spool-test
 export SPOOL_S3_TEST_BUCKET=spool-test PYTHONPATH=$build/python SPOOL_CLI=$build/cli/spool
@@ -21,22 +24,23 @@ python=$root/.venv/bin/python
 for n in $sizes; do
   for run in $(seq "$runs"); do
     echo "== N=$n run $run: load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    (cd "$local_dir" && SPOOL_THROTTLE_LOADER_RANKS=$((n / 2)) SPOOL_THROTTLE_LOADER_WORKERS=2 \
+    (cd "$local_dir" && SPOOL_THROTTLE_LOADER_RANKS=$((n / workers)) SPOOL_THROTTLE_LOADER_WORKERS=$workers \
       SPOOL_THROTTLE_CKPT_RANKS=$n SPOOL_THROTTLE_REPORT=$report \
       "$python" -m pytest -q -s -p no:cacheprovider -m throttling "$root/python/tests/test_throttling.py") ||
       echo "N=$n run $run failed"
   done
 done
 out=$root/bench/results/throttling-scale-$(date -u +%Y-%m-%dT%H%MZ)-loader-ranks.md
-python3 - "$report" "$out" "$(cat /proc/loadavg)" "$(nproc)" <<'PY'
+python3 - "$report" "$out" "$(cat /proc/loadavg)" "$(nproc)" "$workers" <<'PY'
 import json, sys
+workers = int(sys.argv[5])
 rows = [json.loads(line) for line in open(sys.argv[1])]
 lines = [
     "# Throttling at scale: DataLoader workers and checkpoint ranks",
     "",
     "`bench/throttling_loader_ranks.sh`: python/tests/test_throttling.py through the fault proxy's throttle",
-    "rule (token bucket, the rest `503 SlowDown`) in front of the local Ceph RGW. Loader: N/2 ranks x 2",
-    "workers, 48 shards per worker, R = 60 GET/s on the dataset's prefix, needed = the GETs of the same",
+    "rule (token bucket, the rest `503 SlowDown`) in front of the local Ceph RGW. Loader: N/" + str(workers) +
+    " ranks x " + str(workers) + " workers, 48 shards per worker, R = 60 GET/s on the dataset's prefix, needed = the GETs of the same",
     "job unthrottled. Checkpoint: N ranks x 64 files, R = 60 PUT/s for all of the step's PUTs together (one",
     "bucket, as one S3 partition), needed = the PUTs admitted. Goodput: admitted rate / R (whole run: first",
     "to last admitted request; steady: from the first admitted request until the first client ended).",

@@ -50,6 +50,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import mmap
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -85,10 +86,59 @@ def load(url: PathLike, **kwargs: Any) -> Any:
     request of its own, one after another: 2.3x slower for a 256 MiB state
     dict (docs/performance.md). For a state too large to hold twice, save
     it sharded with :mod:`spool.torch.dcp`.
+
+    ``mmap=True`` (torch's own keyword, or ``torch.utils.serialization.config.load.mmap``)
+    fetches into anonymous shared memory (``memfd_create``) and maps the
+    tensors onto it, as ``torch.load(path, mmap=True)`` maps a file: the state
+    is held once and not copied after the fetch. As with a mapped file,
+    pages a tensor writes in place are copied on write (``mmap.MAP_PRIVATE``,
+    torch's default) while the fetched page stays until the tensor is freed:
+    load state you will update in place, such as an optimizer's, without it.
     """
+    mmap_requested = kwargs.get("mmap")
+    if mmap_requested is None:
+        mmap_requested = _torch_maps_by_default()
+    if mmap_requested and hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        return _load_mapped(url, kwargs)
+    if kwargs.pop("mmap", None) is not None or mmap_requested:
+        kwargs["mmap"] = False  # from memory there is nothing to map (torch refuses mmap without a path)
     with spool.open(url, "rb") as f:
         data = f.read()  # one request plan for the whole object (objects.py, readall)
     return torch.load(io.BytesIO(data), **kwargs)
+
+
+def _torch_maps_by_default() -> bool:
+    """torch's own default for ``torch.load(mmap=None)``."""
+    try:
+        from torch.utils.serialization import config
+    except ImportError:  # torch before 2.5: no default other than False
+        return False
+    return bool(config.load.mmap)
+
+
+def _load_mapped(url: PathLike, kwargs: Dict[str, Any]) -> Any:
+    """``load(url, mmap=True)``: the object fetched into a memfd, mapped by torch."""
+    with spool.open(url, "rb") as f:
+        reader = f.raw  # unbuffered: its readinto is one parallel request plan
+        size = reader.size
+        fd = os.memfd_create("spool-torch-load", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, size)
+            if size:
+                with mmap.mmap(fd, size) as pages, memoryview(pages) as view:
+                    filled = 0
+                    while filled < size:
+                        with view[filled:] as rest:
+                            got = reader.readinto(rest)
+                        if not got:
+                            raise EOFError(f"{reader.name} ended after {filled} of its {size} bytes")
+                        filled += got
+            kwargs["mmap"] = True
+            # torch maps what it opens by name: the memfd's name in /proc, whose
+            # pages the loaded tensors keep alive after the descriptor is closed.
+            return torch.load(f"/proc/self/fd/{fd}", **kwargs)
+        finally:
+            os.close(fd)
 
 
 def _distributed_rank() -> tuple[Optional[int], Optional[int]]:

@@ -178,3 +178,43 @@ def test_save_and_load_stream_a_state_dict(root: str) -> None:
     assert all(torch.equal(loaded[name], value) for name, value in model.state_dict().items())
     with pytest.raises(FileNotFoundError):
         spool.torch.load(f"{root}/missing.pt")
+
+
+def _mapping_of(address: int) -> str:
+    """The /proc/self/maps line of the mapping that holds ``address`` ("" if none)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            start, end = (int(bound, 16) for bound in line.split()[0].split("-"))
+            if start <= address < end:
+                return line
+    return ""
+
+
+def test_load_with_mmap_maps_the_fetched_object(root: str) -> None:
+    state = {"weight": torch.arange(1 << 20, dtype=torch.float32), "bias": torch.ones(7)}
+    spool.torch.save(state, f"{root}/mapped.pt")
+
+    copied = spool.torch.load(f"{root}/mapped.pt")
+    assert "spool-torch-load" not in _mapping_of(copied["weight"].data_ptr())
+
+    mapped = spool.torch.load(f"{root}/mapped.pt", mmap=True, map_location="cpu")
+    assert all(torch.equal(mapped[name], value) for name, value in state.items())
+    # The tensors are views of the fetched bytes, not copies of them.
+    assert "/memfd:spool-torch-load" in _mapping_of(mapped["weight"].data_ptr())
+    mapped["weight"][0] = -1  # copied on write, like a tensor mapped from a file
+    assert mapped["weight"][0] == -1 and torch.equal(mapped["weight"][1:], state["weight"][1:])
+    # torch's own default for mmap is followed too.
+    from torch.utils.serialization import config
+    config.load.mmap = True
+    try:
+        by_default = spool.torch.load(f"{root}/mapped.pt")
+    finally:
+        config.load.mmap = False
+    assert "/memfd:spool-torch-load" in _mapping_of(by_default["bias"].data_ptr())
+    assert torch.equal(by_default["bias"], state["bias"])
+    # The shared memory lives as long as its tensors, and no longer.
+    del mapped, by_default
+    with open("/proc/self/maps") as maps:
+        assert "spool-torch-load" not in maps.read()
+    with pytest.raises(FileNotFoundError):
+        spool.torch.load(f"{root}/missing.pt", mmap=True)

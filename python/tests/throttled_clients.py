@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import spool
-import spool.torch
 
 
 def wait_for_the_others() -> None:
@@ -39,6 +38,8 @@ def wait_for_the_others() -> None:
 
 
 def load(manifest: str, rank: int, world: int, workers: int) -> None:
+    import spool.torch  # only here: saving ranks need no torch, so 64 of them fit in memory
+
     wait_for_the_others()
     dataset = spool.torch.StreamingDataset(manifest, features={"label": "int64"}, batch_size=16, seed=3,
                                            rank=rank, world_size=world)
