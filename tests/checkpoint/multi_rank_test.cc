@@ -3,6 +3,7 @@
 // missing and stale parts, the barrier, and the single-writer format.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <barrier>
 #include <optional>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "tests/checkpoint/checkpoint_test_util.h"
 #include "tests/checkpoint/multi_rank_scenarios.h"
 #include "tests/support/files.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace spool::checkpoint {
@@ -125,6 +127,54 @@ TEST_P(MultiRankTest, BarrierReplacesPolling) {
   auto latest = reader->Latest();
   ASSERT_TRUE(latest.ok() && *latest);
   EXPECT_EQ(**latest, 2);
+}
+
+// Fails the first `times` reads of listed part files with `fault`: a part
+// replaced between rank 0's LIST and its GET (HTTP 412 to the read's
+// If-Match), or deleted in between (NotFound).
+class PartReadFaults : public test_support::ForwardingStore {
+ public:
+  PartReadFaults(std::shared_ptr<ObjectStore> inner, Status fault, int times)
+      : ForwardingStore(std::move(inner)), fault_(std::move(fault)), left_(times) {}
+
+  Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override {
+    if (listed.key.find("/parts/") != std::string::npos && left_.fetch_sub(1) > 0) {
+      ++faults_;
+      return fault_;
+    }
+    return ForwardingStore::OpenListed(listed);
+  }
+  int faults() const { return faults_; }
+
+ private:
+  const Status fault_;
+  std::atomic<int> left_;
+  std::atomic<int> faults_{0};
+};
+
+TEST_P(MultiRankTest, APartChangedOrGoneSinceTheListingIsReadAgainAtTheNextPoll) {
+  const Status changed = FailedPreconditionError("part changed").WithRemote({412, "PreconditionFailed", ""});
+  int64_t step = 0;
+  for (const Status& fault : {changed, NotFoundError("part gone")}) {
+    ++step;
+    ASSERT_TRUE(Manager(RankOptions(1, 2))->Save(step, Buffers(RankFiles(step, 1))).ok());
+    // The part keeps the version rank 0 listed: skipping it without
+    // forgetting that version would wait out the part timeout.
+    auto store = std::make_shared<PartReadFaults>(root_->store, fault, 2);
+    auto saved =
+        Manager(RankOptions(0, 2, "run-1", std::chrono::seconds(10)), store)->Save(step, Buffers(RankFiles(step, 0)));
+    EXPECT_TRUE(saved.ok()) << fault.ToString() << ": " << saved.status().ToString();
+    EXPECT_EQ(store->faults(), 2) << fault.ToString();
+  }
+  EXPECT_EQ(CommittedSteps(*Manager(RankOptions(0, 2))), (std::vector<int64_t>{1, 2}));
+
+  // Any other error is the poll's: rank 0 fails with it, and commits nothing.
+  ASSERT_TRUE(Manager(RankOptions(1, 2))->Save(3, Buffers(RankFiles(3, 1))).ok());
+  auto denied = std::make_shared<PartReadFaults>(root_->store, PermissionDeniedError("no access to parts"), 1000);
+  auto refused =
+      Manager(RankOptions(0, 2, "run-1", std::chrono::seconds(10)), denied)->Save(3, Buffers(RankFiles(3, 0)));
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
+  EXPECT_EQ(CommittedSteps(*Manager(RankOptions(0, 2))), (std::vector<int64_t>{1, 2}));
 }
 
 // world_size 1 writes format 1 exactly as before, and a rank of a larger job
