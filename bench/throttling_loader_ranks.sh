@@ -6,8 +6,8 @@
 # bench/results/throttling-scale-<UTC timestamp>-loader-ranks.md with the
 # machine's load average. Loader: N/W ranks x W DataLoader workers (N worker
 # processes); checkpoint: N ranks saving one step. Each loader rank holds
-# torch (about 0.3 GiB), so 64 workers as 32 ranks x 2 do not fit in 24 GiB
-# beside the server; as 16 ranks x 4 they do.
+# its own torch (about 0.2 GiB resident): 64 workers as 16 ranks x 4 hold
+# half the copies that 32 x 2 do (6.4 GiB in use at the peak of such a run).
 #
 #   bench/throttling_loader_ranks.sh [build (build)] [runs (2)] [sizes ("16 32 64")] [W (2)]
 set -euo pipefail

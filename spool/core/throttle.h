@@ -29,10 +29,18 @@
 //   worth), cut again so on each later cut. A paced send waits for its
 //   turn at the rate in force when it goes, not the one when it asked.
 //   Growth is CUBIC's (TCP CUBIC, RFC 9438), by the seconds t since the
-//   last cut: W(t) = W_max (1 + 0.2 (t / K - 1)^3), K = kRecoverSeconds
-//   (2 s), W_max the rate the cut was made from. Concave below W_max: back to 97.5% of it at 1 s, to it at
-//   2 s; convex beyond, probing slowly at first (+2.5% at 3 s, +20% at
-//   4 s) and then fast (a process alone doubles by 5.4 s). A process cut again below its previous
+//   last cut: W(t) = W_max (1 + c (t / K - 1)^3), K = kRecoverSeconds
+//   (2 s), W_max the rate the cut was made from. Concave below W_max
+//   (c = 0.2, from the cut's 80%): back to 97.5% of it at 1 s, to it at
+//   2 s. Convex beyond (c = kProbeGrowth, 1): +12.5% at 3 s, double at 4 s.
+//   A process gets there only after K s without a throttle, when the
+//   prefix has room: the others have finished or slowed down. CUBIC's own
+//   c = 0.2 on both sides (+2.5% at 3 s, +20% at 4 s, double by 5.4 s) left
+//   the last processes of a job seconds below the limit once the others had
+//   ended: 16 loader workers had 0.70-0.79 of the limit over the whole run,
+//   with c = 1 0.88-0.89, for 1.26-1.27x the requests needed instead of
+//   1.22-1.26x (bench/results/throttling-scale-2026-11-27T1530Z-probe.md).
+//   A process cut again below its previous
 //   cut aims at 90% of the new rate instead (fast convergence: the larger
 //   processes give way). Growth by time, not by a step per success or per
 //   process: N processes sharing a throttled prefix return to the sum they
@@ -83,6 +91,7 @@ class RetryThrottle {
   static constexpr double kMinRate = 0.5;      // requests per second, the rate limit's floor
   static constexpr double kRateCut = 0.8;      // of the measured rate, kept on a throttle
   static constexpr double kRecoverSeconds = 2;  // back to the rate of the last cut this long after it
+  static constexpr double kProbeGrowth = 1;     // beyond it: doubled another kRecoverSeconds later
   static constexpr double kMaxRate = 1e6;       // requests per second, the growth's ceiling
 
   // The rate kRecoverSeconds' cubic gives `seconds_since_cut` after a cut

@@ -150,8 +150,9 @@ TEST(RetryThrottleTest, RateGrowsBackAsACubic) {
   // Concave below W_max: most of the way back in half the time.
   EXPECT_DOUBLE_EQ(T::CubicRate(100, k / 2), 100 * (1 - (1 - T::kRateCut) / 8));
   // Convex beyond it: slow at first, then faster.
-  EXPECT_DOUBLE_EQ(T::CubicRate(100, 1.5 * k), 100 * (1 + (1 - T::kRateCut) / 8));
-  EXPECT_DOUBLE_EQ(T::CubicRate(100, 2 * k), 100 * (2 - T::kRateCut));
+  EXPECT_DOUBLE_EQ(T::CubicRate(100, 1.5 * k), 100 * (1 + T::kProbeGrowth / 8));
+  EXPECT_DOUBLE_EQ(T::CubicRate(100, 2 * k), 100 * (1 + T::kProbeGrowth));
+  EXPECT_GT(T::kProbeGrowth, 1 - T::kRateCut);  // probing beyond W_max is faster than the return to it
   // Never decreasing, the same shape whatever the rate, and bounded.
   double last = 0;
   for (double t = 0; t < 10 * k; t += 0.1) {
