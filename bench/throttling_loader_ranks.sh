@@ -16,6 +16,12 @@ build=$(realpath "${1:-$root/build}")
 runs=${2:-2}
 sizes=${3:-16 32 64}
 workers=${4:-2}
+for n in $sizes; do
+  if ((n % workers)); then
+    echo "throttling_loader_ranks.sh: size $n is not a multiple of $workers workers per rank; give sizes that are" >&2
+    exit 2
+  fi
+done
 # shellcheck source=rgw_env.sh
 source "$root/bench/rgw_env.sh" spool-test
 export SPOOL_S3_TEST_BUCKET=spool-test PYTHONPATH=$build/python SPOOL_CLI=$build/cli/spool
@@ -39,9 +45,9 @@ lines = [
     "# Throttling at scale: DataLoader workers and checkpoint ranks",
     "",
     "`bench/throttling_loader_ranks.sh`: python/tests/test_throttling.py through the fault proxy's throttle",
-    "rule (token bucket, the rest `503 SlowDown`) in front of the local Ceph RGW. Loader: N/" + str(workers) +
-    " ranks x " + str(workers) + " workers, 48 shards per worker, R = 60 GET/s on the dataset's prefix, needed = the GETs of the same",
-    "job unthrottled. Checkpoint: N ranks x 64 files, R = 60 PUT/s for all of the step's PUTs together (one",
+    f"rule (token bucket, the rest `503 SlowDown`) in front of the local Ceph RGW. Loader: N/{workers} ranks x",
+    f"{workers} workers, 48 shards per worker, R = 60 GET/s on the dataset's prefix, needed = the GETs of the",
+    "same job unthrottled. Checkpoint: N ranks x 64 files, R = 60 PUT/s for all of the step's PUTs together (one",
     "bucket, as one S3 partition), needed = the PUTs admitted. Goodput: admitted rate / R (whole run: first",
     "to last admitted request; steady: from the first admitted request until the first client ended).",
     "Jain: over the clients' completion times (loader: the ranks).",

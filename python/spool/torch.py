@@ -95,12 +95,11 @@ def load(url: PathLike, **kwargs: Any) -> Any:
     torch's default) while the fetched page stays until the tensor is freed:
     load state you will update in place, such as an optimizer's, without it.
     """
-    mmap_requested = kwargs.get("mmap")
-    if mmap_requested is None:
-        mmap_requested = _torch_maps_by_default()
-    if mmap_requested and hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+    asked = kwargs.pop("mmap", None)
+    mapped = _torch_maps_by_default() if asked is None else asked
+    if mapped and hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
         return _load_mapped(url, kwargs)
-    if kwargs.pop("mmap", None) is not None or mmap_requested:
+    if mapped or asked is not None:
         kwargs["mmap"] = False  # from memory there is nothing to map (torch refuses mmap without a path)
     with spool.open(url, "rb") as f:
         data = f.read()  # one request plan for the whole object (objects.py, readall)
@@ -119,20 +118,17 @@ def _torch_maps_by_default() -> bool:
 def _load_mapped(url: PathLike, kwargs: Dict[str, Any]) -> Any:
     """``load(url, mmap=True)``: the object fetched into a memfd, mapped by torch."""
     with spool.open(url, "rb") as f:
-        reader = f.raw  # unbuffered: its readinto is one parallel request plan
+        reader = f.raw  # unbuffered: one readinto is one plan of parallel ranged reads, filling it all
         size = reader.size
         fd = os.memfd_create("spool-torch-load", os.MFD_CLOEXEC)
         try:
             os.ftruncate(fd, size)
             if size:
                 with mmap.mmap(fd, size) as pages, memoryview(pages) as view:
-                    filled = 0
-                    while filled < size:
-                        with view[filled:] as rest:
-                            got = reader.readinto(rest)
-                        if not got:
-                            raise EOFError(f"{reader.name} ended after {filled} of its {size} bytes")
-                        filled += got
+                    got = reader.readinto(view)
+                if got != size:
+                    raise EOFError(f"{reader.name} ended after {got} of its {size} bytes: it was replaced or "
+                                   "truncated while being read; load it again")
             kwargs["mmap"] = True
             # torch maps what it opens by name: the memfd's name in /proc, whose
             # pages the loaded tensors keep alive after the descriptor is closed.

@@ -144,8 +144,9 @@ void RetryThrottle::Record(const Status& outcome) {
 
 double RetryThrottle::CubicRate(double w_max, double seconds_since_cut) {
   // W(t) = W_max (1 + c (t / K - 1)^3): cut x W_max at t = 0 (c = 1 - cut),
-  // W_max at t = K, then ever faster beyond it (c = kProbeGrowth). Capped so that a store calm for
-  // minutes stays a finite number (it is unpaced in effect long before).
+  // W_max at t = K, then ever faster beyond it (c = kProbeGrowth). Capped so
+  // that a store calm for minutes stays a finite number (it is unpaced in
+  // effect long before).
   const double x = seconds_since_cut / kRecoverSeconds - 1;
   return std::min(kMaxRate, w_max * (1 + (x < 0 ? 1 - kRateCut : kProbeGrowth) * x * x * x));
 }

@@ -40,9 +40,8 @@
 //   ended: 16 loader workers had 0.70-0.79 of the limit over the whole run,
 //   with c = 1 0.88-0.89, for 1.26-1.27x the requests needed instead of
 //   1.22-1.26x (bench/results/throttling-scale-2026-11-27T1530Z-probe.md).
-//   A process cut again below its previous
-//   cut aims at 90% of the new rate instead (fast convergence: the larger
-//   processes give way). Growth by time, not by a step per success or per
+//   A process cut again below its previous cut aims at 90% of the new rate
+//   instead (fast convergence: the larger processes give way). Growth by time, not by a step per success or per
 //   process: N processes sharing a throttled prefix return to the sum they
 //   were cut from at the same time whatever N is, and stay near it; the
 //   first version's fixed step of 1 request/s each grew the sum by N
