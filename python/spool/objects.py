@@ -79,6 +79,12 @@ class _RawObjectReader(io.RawIOBase):
         self._position += n
         return n
 
+    def read_at(self, offset: int, buffer, part_size: int = 0) -> int:
+        """Fills ``buffer`` from ``offset`` (the position is left alone) in one
+        plan of parallel ranged reads, in parts of at most ``part_size`` bytes
+        (0: the store's); returns the bytes read, short only at the end."""
+        return self._reader.read_into(offset, buffer, part_size)
+
     def readall(self) -> bytes:
         # One request plan for the rest of the object (parallel ranged reads),
         # not io.RawIOBase's loop of DEFAULT_BUFFER_SIZE (8 KiB) requests; the

@@ -47,7 +47,6 @@ is refused by a dataset over other inputs.
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import mmap
@@ -59,6 +58,7 @@ import torch.utils.data
 
 import spool
 from spool.loader import FeatureSpec, PathLike
+from spool._torch_archive import TorchArchiveReader
 from spool.map_dataset import RecordMapDataset  # the map-style dataset (its own module)
 
 _STATE_VERSION = 2
@@ -79,13 +79,11 @@ def save(obj: Any, url: PathLike, **kwargs: Any) -> None:
 def load(url: PathLike, **kwargs: Any) -> Any:
     """``torch.load`` from any URL spool takes (``map_location`` etc. pass through).
 
-    The object is fetched whole first, in parallel ranged reads, and then
-    parsed from memory, so it is held in memory beside the loaded state
-    while ``torch.load`` runs (as with boto3's ``download_fileobj`` into a
-    ``BytesIO``). Parsing from the stream instead read each tensor with a
-    request of its own, one after another: 2.3x slower for a 256 MiB state
-    dict (docs/performance.md). For a state too large to hold twice, save
-    it sharded with :mod:`spool.torch.dcp`.
+    Each tensor's bytes are read straight into the memory ``torch.load``
+    allocates for it, large ones in parallel ranged reads; the archive's
+    directory, its pickle and small tensors come from a few windows fetched
+    ahead (:mod:`spool._torch_archive`). Nothing holds the object beside the
+    loaded state.
 
     ``mmap=True`` (torch's own keyword, or ``torch.utils.serialization.config.load.mmap``)
     fetches into anonymous shared memory (``memfd_create``) and maps the
@@ -100,10 +98,9 @@ def load(url: PathLike, **kwargs: Any) -> Any:
     if mapped and hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
         return _load_mapped(url, kwargs)
     if mapped or asked is not None:
-        kwargs["mmap"] = False  # from memory there is nothing to map (torch refuses mmap without a path)
-    with spool.open(url, "rb") as f:
-        data = f.read()  # one request plan for the whole object (objects.py, readall)
-    return torch.load(io.BytesIO(data), **kwargs)
+        kwargs["mmap"] = False  # from a stream there is nothing to map (torch refuses mmap without a path)
+    with spool.open(url, "rb") as f, TorchArchiveReader(f.raw) as archive:
+        return torch.load(archive, **kwargs)
 
 
 def _torch_maps_by_default() -> bool:

@@ -62,16 +62,19 @@ class Reader {
   std::string url() const { return location_.store ? location_.store->Describe(location_.key) : url_; }
 
   // Reads at `offset` into `buffer`; returns the bytes read (0 at the end).
-  size_t ReadInto(uint64_t offset, py::buffer buffer) {
+  // part_size asks for parts smaller than the reader's (0: the reader's).
+  size_t ReadInto(uint64_t offset, py::buffer buffer, uint64_t part_size) {
     ReadableObject& object = Object();
     py::buffer_info view = buffer.request(/*writable=*/true);
     std::span<char> target(static_cast<char*>(view.ptr), static_cast<size_t>(view.size * view.itemsize));
     uint64_t size = object.info().size;
     if (offset >= size || target.empty()) return 0;
     if (target.size() > size - offset) target = target.first(static_cast<size_t>(size - offset));
+    TransferOptions options;
+    options.part_size = part_size;
     py::gil_scoped_release release;
     // Large reads are split into parallel ranged requests.
-    return Unwrap(ReadParallel(object, offset, target));
+    return Unwrap(ReadParallel(object, offset, target, options));
   }
 
   // The object from `offset` to its end as one bytes object, filled in place
@@ -296,7 +299,7 @@ void RegisterObjects(py::module_& m) {
       .def(py::init<std::string>(), py::arg("url"))
       .def_property_readonly("size", &Reader::size)
       .def_property_readonly("url", &Reader::url)
-      .def("read_into", &Reader::ReadInto, py::arg("offset"), py::arg("buffer"))
+      .def("read_into", &Reader::ReadInto, py::arg("offset"), py::arg("buffer"), py::arg("part_size") = 0)
       .def("read_all", &Reader::ReadAll, py::arg("offset"));
   py::class_<Writer>(m, "_Writer")
       .def(py::init<const std::string&>(), py::arg("url"))
