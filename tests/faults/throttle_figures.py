@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 
 def jain(values: Sequence[float]) -> float:
@@ -19,13 +19,15 @@ def jain(values: Sequence[float]) -> float:
     return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if values else 1.0
 
 
-def per_second(times: Sequence[float]) -> list[int]:
-    """How many of `times` fall in each second from the first to the last."""
+def per_second(times: Sequence[float], origin: Optional[float] = None) -> list[int]:
+    """How many of `times` fall in each second from `origin` (default: the
+    first of them) to the last."""
     if not times:
         return []
-    counts = [0] * (int(max(times) - min(times)) + 1)
+    first = min(times) if origin is None else origin
+    counts = [0] * (int(max(times) - first) + 1)
     for t in times:
-        counts[int(t - min(times))] += 1
+        counts[int(t - first)] += 1
     return counts
 
 
@@ -48,6 +50,7 @@ def figures(*, label: str, clients: int, rate: float, rule: dict, log: list[dict
     steady_rate = steady / steady_seconds if steady_seconds > 0 else 0.0
     admitted_rate = rule["admitted"] / rule["admitted_seconds"] if rule["admitted_seconds"] else 0.0
     answered = [e["time"] for e in log if counted(e) and e.get("status") in (200, 206) and "time" in e]
+    throttled = [e["time"] for e in log if counted(e) and e["fault"] == "throttle" and "time" in e]
     # Fairness from the first admitted request on: counted from the clients'
     # launch, the seconds of start-up every client shares would hide how
     # unequal their shares of R were.
@@ -58,6 +61,11 @@ def figures(*, label: str, clients: int, rate: float, rule: dict, log: list[dict
         "steady_goodput": steady_rate / rate, "steady_seconds": steady_seconds, "sent": sent, "needed": needed,
         "throttled": rule["throttled"], "jain": jain(finished), "jain_sending": jain(sending), "failed": failed,
         "per_second": per_second(answered), "method": method,
+        # Throttled answers per second over the same seconds as per_second:
+        # where the requests beyond those needed went (start-up or later).
+        # (those before the first admitted answer count in its second).
+        "throttled_per_second": per_second([max(t, min(answered)) for t in throttled], min(answered))
+        if answered else [],
     }
 
 
@@ -75,6 +83,7 @@ def print_figures(f: dict, flavor: str = "503 SlowDown") -> None:
     print(f"  fairness: Jain's index over completion times = {f['jain']:.3f}; "
           f"over the times from the first admitted request = {f['jain_sending']:.3f}")
     print(f"  admitted {f['method']}s per second: " + " ".join(str(n) for n in f["per_second"]))
+    print("  throttled per second: " + " ".join(str(n) for n in f.get("throttled_per_second", [])))
     sys.stdout.flush()
 
 
