@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <utility>
 
 #include "spool/core/cancel.h"
 
@@ -90,7 +91,8 @@ void RetryThrottle::CountSend(std::chrono::steady_clock::time_point now) {
   if (seconds >= 1.0) {
     measured_rate_ = static_cast<double>(window_sends_) / seconds;
     window_start_ = now;
-    window_sends_ = 0;
+    last_window_sends_ = std::exchange(window_sends_, 0);
+    last_window_successes_ = std::exchange(window_successes_, 0);
   }
 }
 
@@ -105,6 +107,12 @@ double RetryThrottle::MeasuredRate(std::chrono::steady_clock::time_point now) co
   return static_cast<double>(window_sends_) / 0.1;
 }
 
+double RetryThrottle::SucceededShare() const {
+  const uint64_t sends = window_sends_ + last_window_sends_;
+  if (sends == 0) return 1;
+  return std::min(1.0, static_cast<double>(window_successes_ + last_window_successes_) / static_cast<double>(sends));
+}
+
 void RetryThrottle::Record(const Status& outcome) {
   std::lock_guard lock(mu_);
   if (!outcome.ok() && IsRetryable(outcome) && IsThrottle(outcome)) {
@@ -116,7 +124,9 @@ void RetryThrottle::Record(const Status& outcome) {
       // too much, whatever the limit allowed.
       limit_ = std::max(1, std::min(limit_, in_flight_) / 2);
       const double measured = MeasuredRate(now);
-      const double base = rate_ > 0 && (measured <= 0 || rate_ < measured) ? rate_ : measured;
+      double base = rate_ > 0 && (measured <= 0 || rate_ < measured) ? rate_ : measured;
+      // Mostly throttled (a job's start): what was sent was far too much.
+      if (SucceededShare() < 0.5) base /= 2;
       // CUBIC's fast convergence: a process cut below its previous cut's
       // rate aims a little lower still, leaving room to the others.
       w_max_ = std::max(kMinRate, base < last_cut_rate_ ? base * (1 + kRateCut) / 2 : base);
@@ -125,6 +135,7 @@ void RetryThrottle::Record(const Status& outcome) {
       last_cut_ = now;
     }
   } else if (outcome.ok()) {
+    ++window_successes_;
     if (limit_ < kMaxConcurrency && ++successes_since_change_ >= limit_) {
       ++limit_;
       successes_since_change_ = 0;

@@ -26,8 +26,17 @@
 //   first throttle also sets a send-rate limit: kRateCut (80%) of the rate
 //   measured over the last second (at least kMinRate; a throttle within a
 //   tenth of a second of the first send takes what was sent as a tenth's
-//   worth), cut again so on each later cut. A paced send waits for its
-//   turn at the rate in force when it goes, not the one when it asked.
+//   worth), cut again so on each later cut. When fewer than half of the
+//   sends of the last one to two seconds succeeded, as at a job's start
+//   (a store never throttled is not paced, so every process starts at full
+//   concurrency), the cut starts from half that rate: the process comes
+//   down in fewer cuts, kCutInterval apart, throttled all the while.
+//   Cutting from the succeeded share always (at least half) cut the
+//   requests more, 1.34-1.40x to 1.22-1.26x at 32 processes, but cost 0.05
+//   of the whole run's goodput: the processes' W_max were lower when the
+//   others ended (bench/results/throttling-scale-2026-11-27T1837Z-succeeded-share.md).
+//   A paced send waits for its turn at the rate in force when it goes, not
+//   the one when it asked.
 //   Growth is CUBIC's (TCP CUBIC, RFC 9438), by the seconds t since the
 //   last cut: W(t) = W_max (1 + c (t / K - 1)^3), K = kRecoverSeconds
 //   (2 s), W_max the rate the cut was made from. Concave below W_max
@@ -139,6 +148,7 @@ class RetryThrottle {
   // Both with mu_ held.
   void CountSend(std::chrono::steady_clock::time_point now);
   double MeasuredRate(std::chrono::steady_clock::time_point now) const;
+  double SucceededShare() const;
 
   const std::string store_;
   mutable std::mutex mu_;
@@ -156,9 +166,13 @@ class RetryThrottle {
   // The rate limit (0: none yet) and when the last paced request was sent.
   double rate_ = 0;
   std::chrono::steady_clock::time_point last_send_{};
-  // The send rate measured over windows of about a second.
+  // The send rate measured over windows of about a second, and the sends
+  // of this window and the last that succeeded (the share a cut keeps).
   std::chrono::steady_clock::time_point window_start_{};
   uint64_t window_sends_ = 0;
+  uint64_t window_successes_ = 0;
+  uint64_t last_window_sends_ = 0;
+  uint64_t last_window_successes_ = 0;
   double measured_rate_ = 0;
   uint64_t throttled_ = 0;
   uint64_t quota_refusals_ = 0;

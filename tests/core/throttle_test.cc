@@ -180,6 +180,25 @@ TEST(RetryThrottleTest, AnEarlyThrottleEstimatesTheRateFromWhatWasSent) {
   for (int i = 0; i < 16; ++i) throttle.Release();
 }
 
+TEST(RetryThrottleTest, ACutWhenMostSendsWereThrottledStartsFromHalfTheRate) {
+  // 20 sends within a tenth of a second (measured: 200/s), then the first
+  // throttle, after `succeeded` of them got through.
+  auto cut_after = [](int succeeded) {
+    RetryThrottle throttle("s3://cut");
+    for (int i = 0; i < 20; ++i) EXPECT_TRUE(throttle.Acquire().ok());
+    for (int i = 0; i < succeeded; ++i) throttle.Record(OkStatus());
+    throttle.Record(SlowDown());
+    for (int i = 0; i < 20; ++i) throttle.Release();
+    return throttle.state().rate_limit;
+  };
+  const double mostly_admitted = cut_after(19);
+  EXPECT_DOUBLE_EQ(cut_after(10), mostly_admitted);  // half got through: the usual cut
+  // Mostly throttled, as at a job's start: from half the rate sent.
+  const double mostly_throttled = cut_after(9);
+  EXPECT_DOUBLE_EQ(mostly_throttled, mostly_admitted / 2);
+  EXPECT_DOUBLE_EQ(cut_after(0), mostly_throttled);
+}
+
 TEST(RetryThrottleTest, SendsAlreadyWaitingGoAtTheRateAsItGrows) {
   // On the real clock, with margins of over a second: what is checked is
   // which rate a waiting send follows, not how fast anything runs.
