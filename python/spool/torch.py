@@ -57,8 +57,8 @@ import torch
 import torch.utils.data
 
 import spool
-from spool.loader import FeatureSpec, PathLike
 from spool._torch_archive import TorchArchiveReader
+from spool.loader import FeatureSpec, PathLike
 from spool.map_dataset import RecordMapDataset  # the map-style dataset (its own module)
 
 _STATE_VERSION = 2
