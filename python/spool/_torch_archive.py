@@ -81,11 +81,9 @@ class TorchArchiveReader(io.RawIOBase):
         self._prefetcher: Optional[ThreadPoolExecutor] = None
         self._windows: List[_Window] = []  # the tail first, then those at or after the position
         self._large_header_ends: List[int] = []  # where each large record's header ends, sorted
-        self._large_header_set: frozenset[int] = frozenset()
         if self.size:
             self._windows.append(self._window_now(max(0, self.size - tail_bytes), self.size))
             self._large_header_ends = self._find_large_records()
-            self._large_header_set = frozenset(self._large_header_ends)
 
     def readable(self) -> bool:
         return True
@@ -136,7 +134,7 @@ class TorchArchiveReader(io.RawIOBase):
         if window is None:
             window = self._window_now(start, max(start + len(target), self._window_end(start)))
             self._windows.append(window)
-        if window.end not in self._large_header_set:
+        if not self._is_large_header_end(window.end):
             self._prefetch(window.end)  # small records go on past it
         data = window.data()
         offset = start - window.start
@@ -151,6 +149,10 @@ class TorchArchiveReader(io.RawIOBase):
         if next_large < len(self._large_header_ends):
             end = min(end, self._large_header_ends[next_large])
         return end
+
+    def _is_large_header_end(self, offset: int) -> bool:
+        at = bisect.bisect_left(self._large_header_ends, offset)
+        return at < len(self._large_header_ends) and self._large_header_ends[at] == offset
 
     def _prefetch(self, start: int) -> None:
         if start >= self.size or any(w.holds(start, start + 1) for w in self._windows):
@@ -167,8 +169,8 @@ class TorchArchiveReader(io.RawIOBase):
 
     def _find_large_records(self) -> List[int]:
         """Where each large record's local header ends (its data follows),
-        from the archive's directory; none when it is not a zip (then every read is a
-        window from where it starts, which is still correct)."""
+        from the archive's directory; none when it is not a zip (then every
+        read is a window from where it starts, which is still correct)."""
         try:
             with zipfile.ZipFile(self) as archive:
                 records = archive.infolist()
@@ -180,7 +182,7 @@ class TorchArchiveReader(io.RawIOBase):
                       for record in records if record.compress_size >= self._direct_bytes)
 
     def _fetch(self, start: int, end: int) -> memoryview:
-        # Anonymous memory, not a memoryview: no zero-fill to pay for before
+        # Anonymous memory, not a bytearray: no zero-fill to pay for before
         # the fetch writes every byte, and unmapped as soon as it is dropped.
         pages = mmap.mmap(-1, max(1, end - start))
         with memoryview(pages) as view:

@@ -50,15 +50,16 @@
 //   with c = 1 0.88-0.89, for 1.26-1.27x the requests needed instead of
 //   1.22-1.26x (bench/results/throttling-scale-2026-11-27T1530Z-probe.md).
 //   A process cut again below its previous cut aims at 90% of the new rate
-//   instead (fast convergence: the larger processes give way). Growth by time, not by a step per success or per
-//   process: N processes sharing a throttled prefix return to the sum they
-//   were cut from at the same time whatever N is, and stay near it; the
-//   first version's fixed step of 1 request/s each grew the sum by N
-//   requests/s every second (64 processes under a limit of 60/s were
-//   throttled again within a second of each cut, sent 1.66x the GETs
-//   needed, and 7 of 64 ran out of attempts), and the second's growth of
-//   5% of the rate per second left 16 processes at 0.55x of the limit.
-//   bench/results/throttling-scale-*.md has the runs that chose these.
+//   instead (fast convergence: the larger processes give way). Growth by
+//   time, not by a step per success or per process: N processes sharing a
+//   throttled prefix return to the sum they were cut from at the same time
+//   whatever N is, and stay near it; the first version's fixed step of 1
+//   request/s each grew the sum by N requests/s every second (64 processes
+//   under a limit of 60/s were throttled again within a second of each cut,
+//   sent 1.66x the GETs needed, and 7 of 64 ran out of attempts), and the
+//   second's growth of 5% of the rate per second left 16 processes at 0.55x
+//   of the limit. bench/results/throttling-scale-*.md has the runs that
+//   chose these.
 //   A store never throttled is not paced at all.
 //
 // Throttled: HTTP 429 or 503, S3 SlowDown / TooManyRequests, GCS

@@ -51,6 +51,7 @@ def figures(*, label: str, clients: int, rate: float, rule: dict, log: list[dict
     admitted_rate = rule["admitted"] / rule["admitted_seconds"] if rule["admitted_seconds"] else 0.0
     answered = [e["time"] for e in log if counted(e) and e.get("status") in (200, 206) and "time" in e]
     throttled = [e["time"] for e in log if counted(e) and e["fault"] == "throttle" and "time" in e]
+    first_answered = min(answered) if answered else 0.0
     # Fairness from the first admitted request on: counted from the clients'
     # launch, the seconds of start-up every client shares would hide how
     # unequal their shares of R were.
@@ -61,10 +62,10 @@ def figures(*, label: str, clients: int, rate: float, rule: dict, log: list[dict
         "steady_goodput": steady_rate / rate, "steady_seconds": steady_seconds, "sent": sent, "needed": needed,
         "throttled": rule["throttled"], "jain": jain(finished), "jain_sending": jain(sending), "failed": failed,
         "per_second": per_second(answered), "method": method,
-        # Throttled answers per second over the same seconds as per_second:
-        # where the requests beyond those needed went (start-up or later).
-        # (those before the first admitted answer count in its second).
-        "throttled_per_second": per_second([max(t, min(answered)) for t in throttled], min(answered))
+        # Throttled answers per second over the same seconds as per_second
+        # (those before the first admitted answer count in its second): where
+        # the requests beyond those needed went, start-up or later.
+        "throttled_per_second": per_second([max(t, first_answered) for t in throttled], first_answered)
         if answered else [],
     }
 
