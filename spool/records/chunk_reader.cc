@@ -9,13 +9,15 @@ namespace spool::records {
 struct ChunkReader::Fetch {
   uint64_t offset = 0;
   size_t size = 0;
-  BufferPool::Buffer buffer;
+  BufferPool::Buffer buffer;  // or, reading into blocks:
+  BlockRef block;
   ByteBudget* budget = nullptr;
   uint64_t leased = 0;  // bytes taken from `budget`, given back with the buffer
   size_t got = 0;       // set by the task
   std::shared_ptr<StealableTask> task;
 
   ~Fetch() { ReleaseLease(); }
+  char* data() const { return block ? RecordPool::data(block) : buffer.data(); }
   void ReleaseLease() {
     if (leased != 0) budget->Release(leased);
     leased = 0;
@@ -36,6 +38,8 @@ ChunkReader::ChunkReader(std::shared_ptr<ReadableObject> object, std::string url
   if (options_.executor == nullptr) options_.executor = &DefaultExecutor();
   if (options_.budget == nullptr) options_.budget = &DefaultByteBudget();
   if (options_.buffers == nullptr) options_.buffers = &DefaultBufferPool();
+  into_blocks_ = options_.blocks != nullptr && object_->reads_are_local();
+  if (into_blocks_) options_.chunk_size = options_.blocks->block_size();
   max_in_flight_ = 1 + static_cast<size_t>((options_.read_ahead + options_.chunk_size - 1) / options_.chunk_size);
   verify_ = options_.expected_crc32c.has_value() && start == 0 && end == object_->info().size;
 }
@@ -48,8 +52,8 @@ ChunkReader::~ChunkReader() {
 Status ChunkReader::Run(Fetch& fetch, ReadableObject& object) {
   size_t filled = 0;
   while (filled < fetch.size) {
-    SPOOL_ASSIGN_OR_RETURN(size_t got, object.ReadAt(fetch.offset + filled,
-                                                     std::span<char>(fetch.buffer.data() + filled, fetch.size - filled)));
+    SPOOL_ASSIGN_OR_RETURN(
+        size_t got, object.ReadAt(fetch.offset + filled, std::span<char>(fetch.data() + filled, fetch.size - filled)));
     if (got == 0) break;  // the object is shorter than it was said to be
     filled += got;
   }
@@ -72,7 +76,10 @@ void ChunkReader::Issue(bool needed_now) {
   if (fetch->leased == 0 && !needed_now && size > 0) return;
   fetch->offset = issue_offset_;
   fetch->size = size;
-  if (!spare_buffers_.empty()) {
+  if (into_blocks_) {
+    // A fresh block each time: the last one may still be held by records.
+    fetch->block = options_.blocks->Take(size);
+  } else if (!spare_buffers_.empty()) {
     fetch->buffer = std::move(spare_buffers_.back());
     spare_buffers_.pop_back();
   } else {
@@ -134,7 +141,7 @@ Result<std::span<const char>> ChunkReader::Next() {
   current_ = std::move(fetch);
   ramp_ = std::min(2 * ramp_, max_in_flight_);
   if (verify_) {
-    crc_ = crc32c::Extend(crc_, current_->buffer.data(), got);
+    crc_ = crc32c::Extend(crc_, current_->data(), got);
     if (position_ >= end_ && got == current_->size && crc_ != *options_.expected_crc32c) {
       return DataLossError(url_ + ": the CRC32C of the whole object is " + crc32c::ToHex(crc_) +
                            " but its dataset manifest says " + crc32c::ToHex(*options_.expected_crc32c) +
@@ -142,7 +149,12 @@ Result<std::span<const char>> ChunkReader::Next() {
     }
   }
   TopUp();
-  return std::span<const char>(current_->buffer.data(), got);
+  return std::span<const char>(current_->data(), got);
+}
+
+const BlockRef& ChunkReader::block() const {
+  static const BlockRef kNone;
+  return current_ ? current_->block : kNone;
 }
 
 }  // namespace spool::records

@@ -40,6 +40,7 @@
 #include "spool/core/status.h"
 #include "spool/core/stealable_task.h"
 #include "spool/core/storage/object_store.h"
+#include "spool/records/record_pool.h"
 
 namespace spool::records {
 
@@ -60,6 +61,15 @@ struct ReadAheadOptions {
   // handed out before were not checked as a whole yet (their records carry
   // their own CRCs). A reader of part of the object checks nothing.
   std::optional<uint32_t> expected_crc32c;
+  // When set, and the object's reads are local (ReadableObject::
+  // reads_are_local: no request per read), chunks are read into blocks of
+  // this pool, a block's size each instead of chunk_size, and block() lets
+  // the consumer keep a chunk's bytes past the next Next(): a loader hands
+  // out records as views of the chunk they were read into, not copies
+  // (record_pool.h). A block is never reused while anyone holds it. Remote
+  // objects keep chunk_size and `buffers`: a smaller chunk there would cost
+  // a request more per block. The pool must outlive the reader.
+  RecordPool* blocks = nullptr;
 };
 
 class ChunkReader {
@@ -74,6 +84,10 @@ class ChunkReader {
   // The next chunk; empty at the end. The bytes stay valid until the next
   // call. Errors name the URL and the offset of the failed read.
   Result<std::span<const char>> Next();
+
+  // The block the last chunk was read into (options.blocks), else an empty
+  // reference: hold it to keep that chunk's bytes past the next Next().
+  const BlockRef& block() const;
 
   // Object offset of the first byte the next Next() returns.
   uint64_t position() const { return position_; }
@@ -97,6 +111,7 @@ class ChunkReader {
   ReadAheadOptions options_;
   size_t max_in_flight_;
   size_t ramp_ = 1;       // requests that may be in flight now (TopUp)
+  bool into_blocks_ = false;  // chunks are read into options_.blocks
   bool verify_ = false;   // expected_crc32c applies: reading the whole object
   uint32_t crc_ = 0;      // of the bytes handed out so far, when verify_
   std::deque<std::shared_ptr<Fetch>> in_flight_;

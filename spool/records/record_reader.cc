@@ -15,6 +15,8 @@ class RecordReader::BlockSource {
   virtual ~BlockSource() = default;
   virtual Result<std::span<const char>> Next() = 0;  // empty at the end
   virtual uint64_t fetched() const = 0;
+  // The pooled block the last block's bytes lie in, if they lie in one.
+  virtual const BlockRef* block() const { return nullptr; }
 };
 
 class RecordReader::RawBlocks final : public BlockSource {
@@ -22,6 +24,7 @@ class RecordReader::RawBlocks final : public BlockSource {
   explicit RawBlocks(std::unique_ptr<ChunkReader> chunks) : chunks_(std::move(chunks)) {}
   Result<std::span<const char>> Next() override { return chunks_->Next(); }
   uint64_t fetched() const override { return chunks_->bytes_fetched(); }
+  const BlockRef* block() const override { return chunks_->block() ? &chunks_->block() : nullptr; }
 
  private:
   std::unique_ptr<ChunkReader> chunks_;
@@ -148,7 +151,10 @@ Status RecordReader::EnsureSource() {
     return OkStatus();
   }
   SPOOL_ASSIGN_OR_RETURN(auto inflater, Inflater::Create(compression_, options_.inflate_engine));
-  source_ = std::make_unique<InflatedBlocks>(std::make_unique<ChunkReader>(object_, url_, 0, size, options_.io),
+  // Records are cut from the inflated output, never from the chunks read.
+  ReadAheadOptions io = options_.io;
+  io.blocks = nullptr;
+  source_ = std::make_unique<InflatedBlocks>(std::make_unique<ChunkReader>(object_, url_, 0, size, io),
                                              std::move(inflater), options_.inflate_block_size, url_, compression_);
   stream_pos_ = 0;
   return Discard(source_start_);
@@ -283,10 +289,19 @@ Result<bool> RecordReader::ReadRecord(std::string_view* record) {
     return Fail(Truncated(offset, url_, length));
   }
   const char* payload;
-  if (block_.size() >= need) {
+  record_in_chunk_ = block_.size() >= need;
+  if (record_in_chunk_) {
     payload = block_.data();
     block_ = block_.subspan(need);
     stream_pos_ += need;
+  } else if (spill_ != nullptr && compression_ == Compression::kNone) {
+    // The length was checked against the object's size above, so the room
+    // asked for exists to be read.
+    std::span<char> room = spill_->Reserve(static_cast<size_t>(need));
+    Result<size_t> got = Gather(room.data(), room.size());
+    if (!got.ok()) return Fail(got.status());
+    if (*got < need) return Fail(Truncated(offset, url_, length));
+    payload = room.data();
   } else {
     bool complete = false;
     if (Status status = GatherInto(scratch_, need, &complete); !status.ok()) return Fail(std::move(status));
@@ -321,6 +336,20 @@ Result<bool> RecordReader::Next(std::string_view* record) {
   if (more) {
     ++stats_.records;
     stats_.payload_bytes += record->size();
+  }
+  return more;
+}
+
+Result<bool> RecordReader::Next(std::string_view* record, BlockRef* block, BlockWriter* spill) {
+  block->Reset();
+  spill_ = spill;
+  Result<bool> more = Next(record);
+  spill_ = nullptr;
+  if (!more.ok() || !*more) return more;
+  if (record_in_chunk_) {
+    if (source_ != nullptr && source_->block() != nullptr) *block = *source_->block();
+  } else if (spill != nullptr && compression_ == Compression::kNone) {
+    *block = spill->Commit(record->size()).block;  // the view is of the room Reserve lent
   }
   return more;
 }

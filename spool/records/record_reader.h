@@ -89,6 +89,14 @@ class RecordReader {
   // The next record: true and `*record` set, or false at the end. A view
   // stays valid until the next call on this reader.
   Result<bool> Next(std::string_view* record);
+  // The same, and `*block` set to a pooled block the view lies in, else
+  // reset; holding it keeps the view valid past the next call:
+  //   - a record within one chunk read into a block of options.io.blocks
+  //     (an uncompressed object whose reads are local) is a view of it;
+  //   - a record of an uncompressed object that spans chunks is gathered
+  //     straight into `spill`'s block, when given (not via a scratch copy).
+  // Any other record comes without a block, as from Next(record).
+  Result<bool> Next(std::string_view* record, BlockRef* block, BlockWriter* spill = nullptr);
   // The same, copying into `*record` (its capacity is reused).
   Result<bool> Next(std::string* record);
 
@@ -113,6 +121,11 @@ class RecordReader {
 
   const std::string& url() const { return url_; }
   Compression compression() const { return compression_; }
+  // Whether records may come as views of options.io.blocks (Next with a
+  // block): an uncompressed object whose reads are local.
+  bool reads_into_blocks() const {
+    return options_.io.blocks != nullptr && compression_ == Compression::kNone && object_->reads_are_local();
+  }
   // Size of the stored object.
   uint64_t object_size() const { return object_->info().size; }
   RecordReaderStats stats() const;
@@ -151,6 +164,8 @@ class RecordReader {
   std::optional<RecordIndex> index_;
   bool index_looked_up_ = false;
   bool finished_ = false;
+  bool record_in_chunk_ = false;  // the last record's bytes lie in the current chunk
+  BlockWriter* spill_ = nullptr;  // during Next(record, block, spill)
   // The manifest's CRC32C of the whole object, checked here rather than by
   // the ChunkReader when an uncompressed object is read from byte 0: the
   // whole's CRC is built from each record's, which the record check has

@@ -12,23 +12,23 @@
 #include "spool/core/storage/memory_store.h"
 #include "spool/records/loader/data_loader.h"
 #include "spool/records/loader/record_list.h"
-#include "spool/records/loader/record_pool.h"
+#include "spool/records/record_pool.h"
 #include "tests/loader/test_dataset.h"
 
 namespace spool::testing {
 namespace {
 
 using loader::Batch;
+using loader::BlockWriter;
 using loader::DataLoader;
 using loader::DataLoaderOptions;
 using loader::PooledRecord;
 using loader::RecordList;
 using loader::RecordPool;
-using loader::RecordWriter;
 
 TEST(RecordPool, RecordsShareABlockThatReturnsWhenTheLastOneDrops) {
   RecordPool pool(4096, 1 << 20);
-  RecordWriter writer(&pool);
+  BlockWriter writer(&pool);
   std::vector<PooledRecord> held;
   for (int i = 0; i < 10; ++i) held.push_back(writer.Copy(std::string(100, static_cast<char>('a' + i))));
   writer.Release();
@@ -49,7 +49,7 @@ TEST(RecordPool, RecordsShareABlockThatReturnsWhenTheLastOneDrops) {
 
 TEST(RecordPool, LargeRecordsGetABlockOfTheirOwnThatIsReused) {
   RecordPool pool(4096, 1 << 20);
-  RecordWriter writer(&pool);
+  BlockWriter writer(&pool);
   const std::string big(10000, 'b');
   {
     PooledRecord record = writer.Copy(big);
@@ -77,7 +77,7 @@ TEST(RecordPool, ReferencesOutliveThePoolAndDropOnAnyThread) {
   std::vector<PooledRecord> held;
   {
     RecordPool pool(4096, 1 << 20);
-    RecordWriter writer(&pool);
+    BlockWriter writer(&pool);
     for (int i = 0; i < 100; ++i) held.push_back(writer.Copy("record " + std::to_string(i)));
   }
   for (int i = 0; i < 100; ++i) EXPECT_EQ(held[i].bytes, "record " + std::to_string(i));
@@ -92,7 +92,7 @@ TEST(RecordPool, ReferencesOutliveThePoolAndDropOnAnyThread) {
 
 TEST(RecordList, IteratesAsViewsAndCopiesOut) {
   RecordPool pool(4096, 1 << 20);
-  RecordWriter writer(&pool);
+  BlockWriter writer(&pool);
   RecordList list;
   list.push_back(writer.Copy("one"));
   list.push_back(writer.Copy("two"));
@@ -155,11 +155,11 @@ struct DrainedLoader {
 };
 
 DrainedLoader Drain(const std::string& bucket, const std::vector<uint64_t>& shard_records, uint64_t record_bytes,
-                    DataLoaderOptions options) {
+                    DataLoaderOptions options, records::Compression compression = records::Compression::kNone) {
   DrainedLoader out;
   MemoryStore::ClearBucket(bucket);
   MemoryStore store(bucket);
-  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", shard_records, record_bytes});
+  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", shard_records, record_bytes, compression});
   EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
   if (!dataset.ok()) return out;
   out.dataset_records = dataset->records.size();
@@ -195,18 +195,41 @@ TEST(DataLoaderRecords, NewShardsReadersReuseChunkBuffers) {
   // a few chunk buffers. Those of a finished reader serve the next one, so
   // the buffers made stay what 4 readers hold at once however many shards
   // go by (without the loader's own buffer pool each new reader took fresh
-  // ones, beyond the process pool's 32 MiB idle; pipeline.h).
+  // ones, beyond the process pool's 32 MiB idle; pipeline.h). Compressed
+  // shards are read into chunk buffers wherever they are (uncompressed local
+  // ones into the record pool's blocks: the next test).
   DataLoaderOptions options;
   options.batch_size = 8;
   options.epochs = 5;
   options.interleave = 4;
   options.memory_budget = 16 << 20;
-  const DrainedLoader run = Drain("loader-chunk-reuse", std::vector<uint64_t>(40, 50), 20000, options);
+  const DrainedLoader run =
+      Drain("loader-chunk-reuse", std::vector<uint64_t>(40, 50), 20000, options, records::Compression::kGzip);
   EXPECT_EQ(run.records, 5 * run.dataset_records);
   EXPECT_GT(run.counters.read_buffers_made, 0u)
       << "the shard readers did not take their buffers from the loader's pool";
   // 200 readers went by; what 4 readers (plus prefetch) hold at once is far fewer.
   EXPECT_LT(run.counters.read_buffers_made, 200u) << run.counters.read_buffers_made << " chunk buffers made";
+}
+
+TEST(DataLoaderRecords, LocalShardsAreReadIntoThePoolsBlocksAndReused) {
+  // Uncompressed shards in a local (here: memory) store are read straight
+  // into the record pool's blocks, whose records are then views of them:
+  // no chunk buffer is made, and the blocks of finished chunks come back
+  // for the next ones, 200 readers and 200 MB later. (A shuffle buffer of
+  // 64 records fits the budget: one of 1,024 records of 20 KB would not,
+  // and would pin more blocks than the budget, copied or not.)
+  DataLoaderOptions options;
+  options.batch_size = 8;
+  options.epochs = 5;
+  options.interleave = 4;
+  options.shuffle_buffer = 64;
+  options.memory_budget = 16 << 20;
+  const DrainedLoader run = Drain("loader-block-reads", std::vector<uint64_t>(40, 50), 20000, options);
+  EXPECT_EQ(run.records, 5 * run.dataset_records);
+  EXPECT_EQ(run.counters.read_buffers_made, 0u) << "local shards were read into chunk buffers, then copied";
+  EXPECT_LT(run.counters.record_blocks_made * run.block_size, 2 * options.memory_budget)
+      << run.counters.record_blocks_made << " blocks of " << run.block_size << " bytes made";
 }
 
 }  // namespace

@@ -233,6 +233,89 @@ TEST_F(RecordReaderTest, AReaderStartsSmallAndGrowsItsReadAhead) {
   EXPECT_EQ(small->calls.load(), 1);
 }
 
+TEST_F(RecordReaderTest, LocalReadsHandOutRecordsAsViewsOfPooledBlocks) {
+  // Records of 1-30 KB, each different, in a local object read in 64 KiB
+  // blocks: most lie within one block and come as views of it, which stay
+  // valid as long as the block is held (here: all of them to the end); the
+  // few that straddle two blocks come as a copy.
+  std::vector<std::string> records;
+  for (int i = 0; i < 300; ++i) {
+    std::string record(1000 + (i * 7919) % 29000, ' ');
+    for (size_t j = 0; j < record.size(); ++j) record[j] = static_cast<char>('a' + (i + j / 97) % 26);
+    records.push_back(std::move(record));
+  }
+  ASSERT_TRUE(WriteAll(store_, "views.tfrecord", Frame(records)).ok());
+  RecordPool pool(64 << 10, 1 << 20);
+  RecordReaderOptions options;
+  options.io.blocks = &pool;
+  options.io.read_ahead = 256 << 10;
+  std::vector<std::pair<BlockRef, std::string_view>> views;
+  std::vector<std::string> seen;
+  {
+    auto reader = OpenOrDie("views.tfrecord", options);
+    ASSERT_TRUE(reader->reads_into_blocks());
+    std::string_view record;
+    BlockRef block;
+    size_t copies = 0;
+    while (reader->Next(&record, &block).value()) {
+      if (block) {
+        const char* start = RecordPool::data(block);
+        EXPECT_TRUE(record.data() >= start && record.data() + record.size() <= start + RecordPool::capacity(block));
+        views.emplace_back(block, record);
+        seen.emplace_back();  // filled from the view at the end
+      } else {
+        ++copies;
+        seen.emplace_back(record);
+      }
+    }
+    EXPECT_GT(views.size(), records.size() * 3 / 4);
+    EXPECT_GT(copies, 0u);
+    EXPECT_EQ(views.size() + copies, records.size());
+  }
+  // The reader is gone; the views read what was read then.
+  size_t next_view = 0;
+  for (std::string& record : seen) {
+    if (record.empty()) record = std::string(views[next_view++].second);
+  }
+  EXPECT_EQ(seen, records);
+  EXPECT_GT(pool.stats().blocks_live, 0u);
+  views.clear();
+  EXPECT_EQ(pool.stats().blocks_live, 0u);
+
+  // Given a writer to spill into, the records that straddle blocks are
+  // gathered into its blocks instead: every record comes with a block.
+  {
+    BlockWriter spill(&pool);
+    auto reader = OpenOrDie("views.tfrecord", options);
+    std::string_view record;
+    BlockRef block;
+    while (reader->Next(&record, &block, &spill).value()) {
+      ASSERT_TRUE(block);
+      views.emplace_back(block, record);
+    }
+  }
+  ASSERT_EQ(views.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(views[i].second, records[i]) << "record " << i;
+  views.clear();
+  EXPECT_EQ(pool.stats().blocks_live, 0u);
+
+  // A remote object (any that does not say its reads are local) is read in
+  // chunks of its own, and its records come without a block.
+  auto counting = std::make_shared<CountingObject>(store_.OpenRead("views.tfrecord").value());
+  auto remote = RecordReader::Open(counting, store_.Describe("views.tfrecord"), options).value();
+  EXPECT_FALSE(remote->reads_into_blocks());
+  const uint64_t made = pool.stats().blocks_made;
+  std::string_view record;
+  BlockRef block;
+  size_t read = 0;
+  while (remote->Next(&record, &block).value()) {
+    EXPECT_FALSE(block);
+    EXPECT_EQ(record, records[read++]);
+  }
+  EXPECT_EQ(read, records.size());
+  EXPECT_EQ(pool.stats().blocks_made, made);
+}
+
 TEST_F(RecordReaderTest, RetriesTheRecordAfterAnIoError) {
   std::vector<std::string> records = {"one", std::string(10000, '2'), "three"};
   ASSERT_TRUE(WriteAll(store_, "io.tfrecord", Frame(records)).ok());

@@ -110,6 +110,7 @@ class LocalReadable : public ReadableObject {
       : fd_(std::move(fd)), path_(std::move(path)), info_(std::move(info)), mtime_(mtime) {}
 
   const ObjectInfo& info() const override { return info_; }
+  bool reads_are_local() const override { return true; }
 
   Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
     // The handle keeps the inode it opened, so a file replaced by rename

@@ -64,6 +64,7 @@ class MemoryReadable : public ReadableObject {
       : bucket_(std::move(bucket)), url_(std::move(url)), object_(std::move(object)) {}
 
   const ObjectInfo& info() const override { return object_.info; }
+  bool reads_are_local() const override { return true; }
 
   Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
     {

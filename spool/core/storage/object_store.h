@@ -95,6 +95,11 @@ class ReadableObject {
   // stores whose reads are no requests (local files, memory): callers that
   // split reads themselves (transfer.h) use these values for their parts.
   virtual RangedReads ranged_reads() const { return {}; }
+  // Whether a ReadAt is a copy out of local memory or files rather than a
+  // request (local and memory stores): a reader may then read in pieces as
+  // small as it likes, at no cost in requests (chunk_reader.h's blocks).
+  // Wrappers that do not say are taken as remote.
+  virtual bool reads_are_local() const { return false; }
 };
 
 struct WriteOptions {

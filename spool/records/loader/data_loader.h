@@ -82,8 +82,8 @@
 #include "spool/records/loader/loader_state.h"
 #include "spool/records/loader/options.h"
 #include "spool/records/loader/record_list.h"
-#include "spool/records/loader/record_pool.h"
 #include "spool/records/loader/worker_env.h"
+#include "spool/records/record_pool.h"
 
 namespace spool::loader {
 

@@ -140,8 +140,18 @@ void Pipeline::AccountLocked(int64_t delta) {
 
 uint64_t Pipeline::held_locked() const {
   // The records' own bytes, or the pool's blocks they and the caller's
-  // batches pin, whichever is more (record_pool.h).
-  return std::max(in_use_, config_.counters->pool->bytes_live());
+  // batches pin, whichever is more (record_pool.h). Readers of local shards
+  // read into the pool's blocks (ReaderOptions): the blocks they hold are
+  // read-ahead, counted in buffered_bytes_locked, so at most that much (their
+  // read-ahead and two chunks each) is not counted here.
+  const RecordPool& pool = *config_.counters->pool;
+  const uint64_t live = pool.bytes_live();
+  const uint64_t block_readers = static_cast<uint64_t>(block_readers_.load());
+  const uint64_t reading =
+      block_readers == 0
+          ? 0
+          : read_ahead_budget_->in_use() + block_readers * 2 * std::max<uint64_t>(reader_chunk_, pool.block_size());
+  return std::max(in_use_, live - std::min(live, reading));
 }
 
 uint64_t Pipeline::buffered_bytes_locked() const {
@@ -291,6 +301,9 @@ records::RecordReaderOptions Pipeline::ReaderOptions() const {
   reader.io.executor = &executor_;
   reader.io.budget = read_ahead_budget_.get();
   reader.io.buffers = read_buffers_.get();
+  // Local shards are read straight into the pool's blocks, and their records
+  // handed out as views of them: no copy (chunk_reader.h).
+  reader.io.blocks = config_.counters->pool.get();
   if (options_.bad_shard_policy == BadShardPolicy::kSkip) {
     reader.on_corrupt = records::CorruptPolicy::kSkipRestOfShard;
   }
@@ -352,11 +365,12 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
     }
     stream.reader = std::move(reader).value();
     ++open_readers_;
+    if (stream.reader->reads_into_blocks()) ++block_readers_;
     goal = std::min(reserved, kFirstFetchBytes);
   }
   records::RecordReader& reader = *stream.reader;
   if (!stream.writer) stream.writer.emplace(config_.counters->pool.get());
-  RecordWriter& writer = *stream.writer;
+  BlockWriter& writer = *stream.writer;
   const uint64_t fetched_before = reader.stats().object_bytes;
   while (result.bytes < goal && !stopping_.load(std::memory_order_relaxed)) {
     if (cancel_.cancelled()) {  // a few atomic loads per record; the message only when it happens
@@ -369,7 +383,8 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
     }
     Item item;
     std::string_view view;
-    Result<bool> more = reader.Next(&view);
+    BlockRef block;
+    Result<bool> more = reader.Next(&view, &block, &writer);
     if (!more.ok()) {
       result.error = more.status();
       break;
@@ -386,8 +401,10 @@ Pipeline::FetchResult Pipeline::Fetch(Stream& stream, uint64_t reserved) {
       }
       break;
     }
-    // The one copy: from the reader's chunk into the pool's block.
-    item.record = writer.Copy(view);
+    // A record within the block its chunk was read into is a view of it, as
+    // is one the reader gathered into the writer's block; any other (read
+    // from a remote or compressed shard) is copied once, into that block.
+    item.record = block ? PooledRecord{std::move(block), view} : writer.Copy(view);
     if (Status parsed = ParseInto(item, reader); !parsed.ok()) {
       result.error = parsed;
       break;
@@ -440,6 +457,7 @@ void Pipeline::RunFetch(std::shared_ptr<Stream> stream, uint64_t reserved) {
     if (stream->ended && stream->reader) {
       finished_reader = std::move(stream->reader);
       --open_readers_;
+      if (finished_reader->reads_into_blocks()) --block_readers_;
     }
     PumpLocked();
   }
@@ -497,7 +515,7 @@ Result<std::vector<Pipeline::Item>> Pipeline::Materialize(const std::vector<Reco
       uint64_t at = refs[positions.front()].index;
       SPOOL_ASSIGN_OR_RETURN(auto reader, OpenReader(range, range.begin + at, epoch_));
       std::string_view dropped;
-      RecordWriter writer(config_.counters->pool.get());
+      BlockWriter writer(config_.counters->pool.get());
       for (size_t position : positions) {
         for (; at < refs[position].index; ++at) {  // between wanted records: read, never decode
           SPOOL_ASSIGN_OR_RETURN(bool more, reader->Next(&dropped));
@@ -585,7 +603,10 @@ void Pipeline::Close() {
     std::lock_guard lock(mu_);
     streams.swap(streams_);
     for (auto& [segment, stream] : streams) {
-      if (stream->reader) --open_readers_;
+      if (stream->reader) {
+        --open_readers_;
+        if (stream->reader->reads_into_blocks()) --block_readers_;
+      }
     }
   }
 }

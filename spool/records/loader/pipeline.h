@@ -134,7 +134,7 @@ class Pipeline {
     Segment range;                   // end includes this epoch's known truncation
     uint64_t next_record = 0;        // shard record index of the next fetch
     std::unique_ptr<records::RecordReader> reader;  // used by the fetch task in flight only
-    std::optional<RecordWriter> writer;             // likewise: fills the pool's blocks
+    std::optional<BlockWriter> writer;              // likewise: fills the pool's blocks
     std::vector<Item> spare_items;                  // the last fetch's vector, kept for its capacity
     ReusedQueue<Item> queue;
     uint64_t queued_bytes = 0;
@@ -194,6 +194,7 @@ class Pipeline {
   uint64_t reader_read_ahead_ = 0;  // bytes in flight per reader
   uint64_t capacity_ = 0;
   std::atomic<int> open_readers_{0};  // readers that exist now (each may hold one chunk)
+  std::atomic<int> block_readers_{0};  // of those, readers that read into the pool's blocks
   std::atomic<bool> stopping_{false};  // Close() was called: fetch tasks return early
   CancelSource cancel_;                // cancelled by Close(): the fetches' requests stop
   TaskGroup fetches_;                  // every fetch task; Close() waits for it

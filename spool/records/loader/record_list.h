@@ -20,9 +20,16 @@
 #include <utility>
 #include <vector>
 
-#include "spool/records/loader/record_pool.h"
+#include "spool/records/record_pool.h"
 
 namespace spool::loader {
+
+// The pool's types are the loader's too: its batches hand them out.
+using records::BlockRef;
+using records::BlockWriter;
+using records::PooledRecord;
+using records::RecordPool;
+using records::RecordPoolStats;
 
 class RecordList {
  public:

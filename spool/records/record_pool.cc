@@ -1,4 +1,4 @@
-#include "spool/records/loader/record_pool.h"
+#include "spool/records/record_pool.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,7 +12,7 @@
 
 #include "spool/core/executor.h"
 
-namespace spool::loader {
+namespace spool::records {
 
 struct RecordPoolCore {
   RecordPoolCore(size_t size, uint64_t max_idle) : block_size(size), max_idle_bytes(max_idle) {}
@@ -158,19 +158,28 @@ RecordPoolStats RecordPool::stats() const {
   return out;
 }
 
-PooledRecord RecordWriter::Copy(std::string_view bytes) {
-  if (!current_ || used_ + bytes.size() > RecordPool::capacity(current_)) {
-    current_ = pool_->Take(bytes.size());
+std::span<char> BlockWriter::Reserve(size_t n) {
+  if (!current_ || used_ + n > RecordPool::capacity(current_)) {
+    current_ = pool_->Take(n);
     used_ = 0;
   }
+  return std::span<char>(RecordPool::data(current_) + used_, n);
+}
+
+PooledRecord BlockWriter::Commit(size_t n) {
   char* at = RecordPool::data(current_) + used_;
-  if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
-  used_ += bytes.size();
-  PooledRecord out{current_, std::string_view(at, bytes.size())};
+  used_ += n;
+  PooledRecord out{current_, std::string_view(at, n)};
   // A block that a record filled to its end takes no more: let it go now so
   // it returns as soon as its records do.
   if (used_ == RecordPool::capacity(current_)) current_.Reset();
   return out;
 }
 
-}  // namespace spool::loader
+PooledRecord BlockWriter::Copy(std::string_view bytes) {
+  std::span<char> room = Reserve(bytes.size());
+  if (!bytes.empty()) std::memcpy(room.data(), bytes.data(), bytes.size());
+  return Commit(bytes.size());
+}
+
+}  // namespace spool::records

@@ -1,6 +1,8 @@
 // RecordPool: where the loader keeps the records it has read -- fixed-size,
 // reference-counted blocks that are reused instead of one fresh allocation
-// per record.
+// per record. Local shards are read straight into its blocks (chunk_reader.h's
+// `blocks`), and their records handed out as views of them; records read
+// otherwise are copied into blocks once, by a BlockWriter.
 //
 // Why: a record copied into its own std::string costs a heap allocation,
 // and for records of tens of KiB new pages (a page fault per 4 KiB) each
@@ -30,7 +32,7 @@
 // larger than a block get a block of their own (their size rounded up to
 // pages), pooled like the others so that equal large records reuse them.
 //
-// Threading: Take, the writer's Copy (one writer per thread) and copying or
+// Threading: Take, a writer's calls (one writer per thread) and copying or
 // dropping references are thread-safe. Fork: references made before a fork
 // and dropped in the child free their block without touching the free list
 // (its lock may have been held by a thread the child does not have).
@@ -40,11 +42,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
-namespace spool::loader {
+namespace spool::records {
 
 class RecordPool;
 struct RecordBlock;
@@ -76,7 +79,7 @@ class BlockRef {
 
  private:
   friend class RecordPool;
-  friend class RecordWriter;
+  friend class BlockWriter;
   explicit BlockRef(RecordBlock* adopted) : block_(adopted) {}
   RecordBlock* block_ = nullptr;
 };
@@ -117,12 +120,18 @@ class RecordPool {
 
 // Copies records into blocks of a pool end to end: one per producer (a
 // loader fetch task). Not thread-safe; the records it returns are.
-class RecordWriter {
+class BlockWriter {
  public:
-  explicit RecordWriter(RecordPool* pool) : pool_(pool) {}
+  explicit BlockWriter(RecordPool* pool) : pool_(pool) {}
 
   // `bytes` copied into the current block (a new one when it does not fit).
   PooledRecord Copy(std::string_view bytes);
+  // Room for `n` bytes at the end of the current block (a new one when they
+  // do not fit), for a caller that fills them itself; Commit(m <= n) then
+  // makes their first m bytes a record. Until then the room is only lent:
+  // the next Reserve or Copy reuses it.
+  std::span<char> Reserve(size_t n);
+  PooledRecord Commit(size_t n);
   // Gives up the current block (its records stay valid).
   void Release() { current_.Reset(); }
 
@@ -132,4 +141,4 @@ class RecordWriter {
   size_t used_ = 0;
 };
 
-}  // namespace spool::loader
+}  // namespace spool::records
