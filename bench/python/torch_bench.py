@@ -3,8 +3,9 @@
 same server in the same run (bench/python/run.sh starts it):
 
 1. streaming: spool.torch.StreamingDataset through torch's DataLoader
-   (0 and 2 workers) vs the C++ DataLoader (loader_bench) on the same shards,
-   and vs boto3 + a pure-Python TFRecord reader (what a user writes without
+   (0 and 2 workers; records as bytes, and as uint8 tensors without a
+   copy) vs the C++ DataLoader (loader_bench) on the same shards, and vs
+   boto3 + a pure-Python TFRecord reader (what a user writes without
    spool), in records/s;
 2. checkpoint: spool.torch.save of a state_dict straight to S3 vs torch.save
    to a local file followed by `aws s3 cp`, in seconds and MiB/s.
@@ -59,9 +60,11 @@ def measure(run: Callable[[], float], rounds: int) -> Dict[str, float]:
             "seconds": statistics.median(seconds), "cpu_seconds": statistics.median(cpus), "rounds": rounds}
 
 
-def stream_spool(manifest: str, workers: int) -> float:
+def stream_spool(manifest: str, workers: int, record_type: str) -> float:
+    # The C++ loader's options in loader_bench (its 2 MiB fetch_chunk is
+    # not a Python option: 1 MiB here, pool blocks of 256 KiB not 512).
     dataset = spool.torch.StreamingDataset(manifest, batch_size=32, seed=1, shuffle_buffer=256, interleave=4,
-                                           memory_budget=256 << 20)
+                                           memory_budget=256 << 20, read_ahead=16 << 20, record_type=record_type)
     records = 0
     for batch in torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers):
         records += len(batch)
@@ -137,9 +140,11 @@ def main() -> int:
     manifests = {"local": f"{args.local}/loader-bench.manifest.json", "s3": f"{args.s3}/loader-bench.manifest.json"}
     results: Dict[str, Dict] = {"records": args.records, "cpp_loader": cpp, "streaming": {}, "checkpoint": {}}
     for source, manifest in manifests.items():
-        for workers in (0, 2):
-            name = f"{source}: StreamingDataset, {workers} workers"
-            results["streaming"][name] = measure(lambda: stream_spool(manifest, workers), args.rounds)
+        # bytes: a copy of each record (the default); numpy: uint8 tensors
+        # over the loader's buffers, as the C++ loader hands them out.
+        for workers, record_type in ((0, "bytes"), (0, "numpy"), (2, "bytes"), (2, "numpy")):
+            name = f"{source}: StreamingDataset, {workers} workers, {record_type}"
+            results["streaming"][name] = measure(lambda: stream_spool(manifest, workers, record_type), args.rounds)
             results["streaming"][name]["vs_cpp"] = results["streaming"][name]["median"] / cpp[source]
     bucket, _, prefix = args.s3[len("s3://"):].partition("/")
     boto = measure(lambda: stream_boto3(bucket, f"{prefix}/loader-bench"), args.rounds)

@@ -51,6 +51,7 @@ import itertools
 import json
 import mmap
 import os
+import warnings
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -227,7 +228,9 @@ class StreamingDataset(torch.utils.data.IterableDataset):
 
     ``features`` (see :class:`spool.Feature`): each batch is a dict of
     tensors with a leading batch dimension (bytes features stay lists of
-    ``bytes``); without it, a list of the records' ``bytes``. The other
+    ``bytes``); without it, a list of the records' ``bytes``, or with
+    ``record_type="numpy"`` of 1-D ``uint8`` tensors over the loader's
+    pooled buffers (no copy; do not write to them). The other
     options are :class:`spool.DataLoader`'s. One epoch per iteration: call
     :meth:`set_epoch` before each (as with ``DistributedSampler``), or use
     :class:`DataLoader`, which does. The epoch and a loaded state reach
@@ -295,6 +298,13 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         self.rank = rank
         self.world_size = world_size
         self._count_records = bool(loader_options.pop("count_records", False))
+        if loader_options.get("record_type") == "memoryview":
+            # torch's DataLoader converts a batch element by element, and a
+            # memoryview counts as a sequence: each record would become a
+            # list of ints, and workers cannot pickle one anyway.
+            raise ValueError("StreamingDataset does not take record_type='memoryview' (torch's DataLoader would "
+                             "turn each record into a list of ints); use record_type='numpy' for records without "
+                             "a copy (read-only uint8 tensors), or 'bytes'")
         self.loader_options = loader_options
         self._shared = _SharedState()  # epoch and resume plan, seen by the workers
         self._yielded = 0  # batches yielded in this process (num_workers=0)
@@ -514,8 +524,18 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                                     if key in ("world_size", "rank") else ""))
 
 
-def _to_tensors(batch: Union[Dict[str, Any], List[bytes]]) -> Union[Dict[str, Any], List[bytes]]:
+def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any], List[Any]]:
     if isinstance(batch, list):
+        # record_type="numpy": read-only arrays over the loader's pooled
+        # buffers, made tensors here without a copy (torch warns that it
+        # cannot make them read-only). In a DataLoader worker they stay
+        # arrays: pickled whole to the main process, where torch makes them
+        # tensors; as tensors each record would go through shared memory of
+        # its own.
+        if batch and not isinstance(batch[0], bytes) and torch.utils.data.get_worker_info() is None:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+                return [torch.from_numpy(record) for record in batch]
         return batch
     return {name: torch.from_numpy(value) if not isinstance(value, list) else value for name, value in batch.items()}
 

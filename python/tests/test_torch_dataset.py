@@ -3,6 +3,8 @@ ranks and workers, exact resume, and spool.torch.save / load."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -53,6 +55,27 @@ def test_batches_are_dicts_of_tensors(root: str) -> None:
     assert isinstance(batch["pixels"], torch.Tensor) and batch["pixels"].dtype == torch.float32
     assert batch["pixels"].shape == (8, 4) and batch["label"].dtype == torch.int64
     assert torch.equal(batch["pixels"][:, 0], batch["label"].float())
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_numpy_records_come_as_uint8_tensors_without_a_warning(root: str, num_workers: int) -> None:
+    inputs = _write_dataset(root, records=40, shards=2)
+    dataset = spool.torch.StreamingDataset(inputs, batch_size=8, seed=1, shuffle=False, record_type="numpy")
+    plain = spool.torch.StreamingDataset(inputs, batch_size=8, seed=1, shuffle=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch's "not writable" warning would fail the test
+        got = [record for batch in torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=num_workers)
+               for record in batch]
+    expected = [record for batch in torch.utils.data.DataLoader(plain, batch_size=None, num_workers=num_workers)
+                for record in batch]
+    assert all(isinstance(r, torch.Tensor) and r.dtype == torch.uint8 and r.dim() == 1 for r in got)
+    assert [bytes(r.numpy()) for r in got] == expected and len(got) == 40
+
+
+def test_memoryview_records_are_refused_with_what_to_use(root: str) -> None:
+    inputs = _write_dataset(root, records=8, shards=1)
+    with pytest.raises(ValueError, match="record_type='numpy'"):
+        spool.torch.StreamingDataset(inputs, batch_size=8, record_type="memoryview")
 
 
 @pytest.mark.parametrize("num_workers", [0, 2, 3])
