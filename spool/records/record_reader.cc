@@ -289,8 +289,8 @@ Result<bool> RecordReader::ReadRecord(std::string_view* record) {
     return Fail(Truncated(offset, url_, length));
   }
   const char* payload;
-  record_in_chunk_ = block_.size() >= need;
-  if (record_in_chunk_) {
+  if (block_.size() >= need) {
+    record_in_ = RecordBytesIn::kChunk;
     payload = block_.data();
     block_ = block_.subspan(need);
     stream_pos_ += need;
@@ -302,11 +302,13 @@ Result<bool> RecordReader::ReadRecord(std::string_view* record) {
     if (!got.ok()) return Fail(got.status());
     if (*got < need) return Fail(Truncated(offset, url_, length));
     payload = room.data();
+    record_in_ = RecordBytesIn::kSpill;
   } else {
     bool complete = false;
     if (Status status = GatherInto(scratch_, need, &complete); !status.ok()) return Fail(std::move(status));
     if (!complete) return Fail(Truncated(offset, url_, length));
     payload = scratch_.data();
+    record_in_ = RecordBytesIn::kScratch;
   }
   const uint32_t payload_crc = crc32c::Value(payload, length);
   if (DecodeFixed32(payload + length) != crc32c::Mask(payload_crc)) {
@@ -346,9 +348,9 @@ Result<bool> RecordReader::Next(std::string_view* record, BlockRef* block, Block
   Result<bool> more = Next(record);
   spill_ = nullptr;
   if (!more.ok() || !*more) return more;
-  if (record_in_chunk_) {
+  if (record_in_ == RecordBytesIn::kChunk) {
     if (source_ != nullptr && source_->block() != nullptr) *block = *source_->block();
-  } else if (spill != nullptr && compression_ == Compression::kNone) {
+  } else if (record_in_ == RecordBytesIn::kSpill) {
     *block = spill->Commit(record->size()).block;  // the view is of the room Reserve lent
   }
   return more;

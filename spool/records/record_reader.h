@@ -164,7 +164,9 @@ class RecordReader {
   std::optional<RecordIndex> index_;
   bool index_looked_up_ = false;
   bool finished_ = false;
-  bool record_in_chunk_ = false;  // the last record's bytes lie in the current chunk
+  // Where the last record's bytes lie: set by ReadRecord, read by Next.
+  enum class RecordBytesIn { kChunk, kSpill, kScratch };
+  RecordBytesIn record_in_ = RecordBytesIn::kChunk;
   BlockWriter* spill_ = nullptr;  // during Next(record, block, spill)
   // The manifest's CRC32C of the whole object, checked here rather than by
   // the ChunkReader when an uncompressed object is read from byte 0: the
