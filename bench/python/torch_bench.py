@@ -2,7 +2,7 @@
 """The Python package beside what a PyTorch user would otherwise run, on the
 same server in the same run (bench/python/run.sh starts it):
 
-1. streaming: spool.torch.StreamingDataset through torch's DataLoader
+1. streaming: spool.torch.StreamingDataset through spool.torch.DataLoader
    (0 and 2 workers; records as bytes, and as uint8 tensors without a
    copy) vs the C++ DataLoader (loader_bench) on the same shards, and vs
    boto3 + a pure-Python TFRecord reader (what a user writes without
@@ -60,15 +60,19 @@ def measure(run: Callable[[], float], rounds: int) -> Dict[str, float]:
             "seconds": statistics.median(seconds), "cpu_seconds": statistics.median(cpus), "rounds": rounds}
 
 
-def stream_spool(manifest: str, workers: int, record_type: str) -> float:
-    # The C++ loader's options in loader_bench (its 2 MiB fetch_chunk is
-    # not a Python option: 1 MiB here, pool blocks of 256 KiB not 512).
+def spool_epochs(manifest: str, workers: int, record_type: str) -> Callable[[], float]:
+    """One pass per call: the next epoch of one dataset, as a training loop
+    runs them (each epoch opens a new C++ loader, as each loader_bench pass
+    does). The C++ loader's options in loader_bench, its 2 MiB fetch_chunk
+    included."""
     dataset = spool.torch.StreamingDataset(manifest, batch_size=32, seed=1, shuffle_buffer=256, interleave=4,
-                                           memory_budget=256 << 20, read_ahead=16 << 20, record_type=record_type)
-    records = 0
-    for batch in torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=workers):
-        records += len(batch)
-    return records
+                                           memory_budget=256 << 20, read_ahead=16 << 20, fetch_chunk=2 << 20,
+                                           record_type=record_type)
+    loader = spool.torch.DataLoader(dataset, num_workers=workers)
+
+    def epoch() -> float:
+        return sum(len(batch) for batch in loader)
+    return epoch
 
 
 def stream_boto3(bucket: str, prefix: str) -> float:
@@ -144,7 +148,7 @@ def main() -> int:
         # over the loader's buffers, as the C++ loader hands them out.
         for workers, record_type in ((0, "bytes"), (0, "numpy"), (2, "bytes"), (2, "numpy")):
             name = f"{source}: StreamingDataset, {workers} workers, {record_type}"
-            results["streaming"][name] = measure(lambda: stream_spool(manifest, workers, record_type), args.rounds)
+            results["streaming"][name] = measure(spool_epochs(manifest, workers, record_type), args.rounds)
             results["streaming"][name]["vs_cpp"] = results["streaming"][name]["median"] / cpp[source]
     bucket, _, prefix = args.s3[len("s3://"):].partition("/")
     boto = measure(lambda: stream_boto3(bucket, f"{prefix}/loader-bench"), args.rounds)

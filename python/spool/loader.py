@@ -166,6 +166,9 @@ class DataLoader:
     once no record of it is referenced, so keep only the records you need
     (``bytes(view)`` copies one out). Views cannot be pickled: in torch
     DataLoader workers use ``"bytes"`` or ``"numpy"``.
+    ``fetch_chunk`` is what one fetch task cuts at a time (1 MiB); the
+    pool's blocks are a quarter of it (64 KiB to 1 MiB), so with a larger
+    one records of 100 KB and more span two blocks less often.
 
     ``epochs=0`` runs forever. ``bad_shards="skip"`` cuts a damaged shard
     short (counted in :meth:`counters`) instead of failing the epoch.
@@ -184,7 +187,7 @@ class DataLoader:
                  prefetch_batches: int = 4, bad_shards: str = "fail", count_records: bool = False,
                  partitions: int = 0, global_batch_size: int = 0, cache_dir: Optional[PathLike] = None,
                  cache_limit: int = 0, cache_policy: str = "next_use",
-                 record_type: str = "bytes") -> None:
+                 record_type: str = "bytes", fetch_chunk: int = 1 << 20) -> None:
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         self.batch_size = batch_size
@@ -192,13 +195,13 @@ class DataLoader:
         self.epoch: Optional[int] = None  # of the last batch
         _require_non_negative(batch_size=batch_size, shuffle_buffer=shuffle_buffer, epochs=epochs,
                               memory_budget=memory_budget, read_ahead=read_ahead, partitions=partitions,
-                              global_batch_size=global_batch_size, cache_limit=cache_limit)
+                              global_batch_size=global_batch_size, cache_limit=cache_limit, fetch_chunk=fetch_chunk)
         self._native = _spool._DataLoader(
             [os.fspath(i) for i in inputs], batch_size, seed, shuffle, shuffle_buffer, epochs, drop_remainder,
             rank, world_size, local_workers, local_worker, interleave, memory_budget, read_ahead,
             prefetch_batches, bad_shards, count_records, _spec_list(features), partitions, global_batch_size,
             os.fspath(cache_dir) if cache_dir is not None else "", cache_limit, cache_policy,
-            record_type)
+            record_type, fetch_chunk)
 
     def __iter__(self) -> Iterator[Batch]:
         return self

@@ -432,10 +432,14 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         iteration's place) up to date and, in the main process, ``_yielded``."""
         with loader:
             for batch in loader:
+                stream["batches"] += 1
                 if counts_here:
                     self._yielded += 1
-                stream["batches"] += 1
-                stream["loader"] = loader.state()
+                else:
+                    # A worker's state (state_dict in the worker) carries its
+                    # loader's; the main process's does not, so it is not
+                    # made for every batch there.
+                    stream["loader"] = loader.state()
                 yield _to_tensors(batch)
 
     def state_dict(self, batches: Optional[int] = None, num_workers: int = 0) -> Dict[str, Any]:

@@ -86,7 +86,7 @@ class Loader {
          int local_workers, int local_worker, int interleave, uint64_t memory_budget, uint64_t read_ahead,
          int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features,
          uint64_t partitions, uint64_t global_batch_size, const std::string& cache_dir, uint64_t cache_limit,
-         const std::string& cache_policy, const std::string& record_type) {
+         const std::string& cache_policy, const std::string& record_type, uint64_t fetch_chunk) {
     specs_ = FeatureSpecsFrom(features);
     record_type_ = ParseRecordType(record_type);
     DataLoaderOptions options;
@@ -104,6 +104,7 @@ class Loader {
     options.interleave = interleave;
     options.memory_budget = memory_budget;
     options.read_ahead = read_ahead;
+    options.fetch_chunk = fetch_chunk;
     options.prefetch_batches = prefetch_batches;
     options.bad_shard_policy = ParseBadShards(bad_shards);
     options.count_records = count_records;
@@ -241,13 +242,15 @@ void RegisterLoader(py::module_& m) {
   py::class_<Loader>(m, "_DataLoader")
       .def(py::init<std::vector<std::string>, uint64_t, uint64_t, bool, uint64_t, uint64_t, bool, std::optional<int>,
                     std::optional<int>, int, int, int, uint64_t, uint64_t, int, const std::string&, bool,
-                    const py::list&, uint64_t, uint64_t, const std::string&, uint64_t, const std::string&, const std::string&>(),
+                    const py::list&, uint64_t, uint64_t, const std::string&, uint64_t, const std::string&,
+                    const std::string&, uint64_t>(),
            py::arg("inputs"), py::arg("batch_size"), py::arg("seed"), py::arg("shuffle"), py::arg("shuffle_buffer"),
            py::arg("epochs"), py::arg("drop_remainder"), py::arg("rank"), py::arg("world_size"),
            py::arg("local_workers"), py::arg("local_worker"), py::arg("interleave"), py::arg("memory_budget"),
            py::arg("read_ahead"), py::arg("prefetch_batches"), py::arg("bad_shards"), py::arg("count_records"),
            py::arg("features"), py::arg("partitions") = 0, py::arg("global_batch_size") = 0, py::arg("cache_dir") = "",
-           py::arg("cache_limit") = 0, py::arg("cache_policy") = "next_use", py::arg("record_type") = "bytes")
+           py::arg("cache_limit") = 0, py::arg("cache_policy") = "next_use", py::arg("record_type") = "bytes",
+           py::arg("fetch_chunk") = DataLoaderOptions{}.fetch_chunk)
       .def("next", &Loader::Next)
       .def("state", &Loader::State)
       .def("resume", &Loader::Resume, py::arg("state"))

@@ -76,6 +76,22 @@ def test_views_over_pooled_records_outlive_the_loader_and_return_to_the_pool(roo
         spool.DataLoader(manifest, record_type="str")
 
 
+def test_fetch_chunk_sizes_the_record_pools_blocks(root: str) -> None:
+    with spool.ShardedWriter(f"{root}/train", shards=2) as writer:
+        for i in range(200):
+            writer.write(bytes([i % 251]) * 20_000)
+    manifest = writer.manifest.url
+    for fetch_chunk in (256 << 10, 4 << 20):
+        with spool.DataLoader(manifest, batch_size=8, seed=1, fetch_chunk=fetch_chunk) as loader:
+            assert sum(len(batch) for batch in loader) == 200
+            pool = loader.record_pool()
+        # Blocks are a quarter of the chunk (every record fits in one).
+        assert (pool["bytes_idle"] + pool["bytes_live"]) == pool["blocks_made"] * (fetch_chunk // 4)
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="fetch_chunk"):
+            spool.DataLoader(manifest, fetch_chunk=bad)
+
+
 def test_views_held_across_a_fork_are_valid_and_dropped_in_the_child(root: str) -> None:
     manifest = _write_dataset(root, records=16, shards=1)
     expected = sorted(_example(i) for i in range(16))
