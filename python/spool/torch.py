@@ -54,6 +54,7 @@ import os
 import warnings
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 import torch.utils.data
 
@@ -528,20 +529,48 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                                     if key in ("world_size", "rank") else ""))
 
 
-def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any], List[Any]]:
+def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any], List[Any], "_SharedRecords"]:
     if isinstance(batch, list):
         # record_type="numpy": read-only arrays over the loader's pooled
         # buffers, made tensors here without a copy (torch warns that it
-        # cannot make them read-only). In a DataLoader worker they stay
-        # arrays: pickled whole to the main process, where torch makes them
-        # tensors; as tensors each record would go through shared memory of
-        # its own.
-        if batch and not isinstance(batch[0], bytes) and torch.utils.data.get_worker_info() is None:
+        # cannot make them read-only). In a DataLoader worker, copied once
+        # into shared memory for the trip to the main process.
+        if batch and not isinstance(batch[0], bytes):
+            if torch.utils.data.get_worker_info() is not None:
+                return _SharedRecords(batch)
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
                 return [torch.from_numpy(record) for record in batch]
         return batch
     return {name: torch.from_numpy(value) if not isinstance(value, list) else value for name, value in batch.items()}
+
+
+class _SharedRecords:
+    """A DataLoader worker's batch of ``record_type="numpy"`` records on its
+    way to the main process, where it unpickles as a plain list of uint8
+    tensors. The records are copied once, here, into one uint8 tensor in
+    shared memory, which crosses as one file descriptor. Each record in the
+    main process is a view of it, and the segment is freed with the last
+    one. Left to torch, each record became a tensor of its own and moved
+    into a shared-memory segment of its own: a segment, a copy and a file
+    descriptor per record."""
+
+    __slots__ = ("packed", "sizes")
+
+    def __init__(self, records: List[Any]) -> None:
+        self.sizes = [record.size for record in records]
+        self.packed = torch.empty(sum(self.sizes), dtype=torch.uint8)
+        if self.packed.numel():
+            self.packed.share_memory_()
+        np.concatenate(records, out=self.packed.numpy())
+
+    def __reduce__(self) -> Tuple[Any, Tuple[torch.Tensor, List[int]]]:
+        return _records_of_shared, (self.packed, self.sizes)
+
+
+def _records_of_shared(packed: torch.Tensor, sizes: List[int]) -> List[torch.Tensor]:
+    """The records of a :class:`_SharedRecords`, as views of its tensor."""
+    return list(torch.split(packed, sizes))
 
 
 def _join(batches: List[Union[Dict[str, Any], List[bytes]]]) -> Union[Dict[str, Any], List[bytes]]:

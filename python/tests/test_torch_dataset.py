@@ -64,12 +64,17 @@ def test_numpy_records_come_as_uint8_tensors_without_a_warning(root: str, num_wo
     plain = spool.torch.StreamingDataset(inputs, batch_size=8, seed=1, shuffle=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # torch's "not writable" warning would fail the test
-        got = [record for batch in torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=num_workers)
-               for record in batch]
+        batches = list(torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=num_workers))
+    got = [record for batch in batches for record in batch]
     expected = [record for batch in torch.utils.data.DataLoader(plain, batch_size=None, num_workers=num_workers)
                 for record in batch]
     assert all(isinstance(r, torch.Tensor) and r.dtype == torch.uint8 and r.dim() == 1 for r in got)
     assert [bytes(r.numpy()) for r in got] == expected and len(got) == 40
+    if num_workers:
+        # A worker's batch crosses as one shared-memory tensor, each record a
+        # view of it (not a segment per record).
+        assert all(len({r.untyped_storage().data_ptr() for r in batch}) == 1 for batch in batches)
+        assert all(batch[0].untyped_storage().is_shared() for batch in batches)
 
 
 def test_memoryview_records_are_refused_with_what_to_use(root: str) -> None:
