@@ -231,7 +231,9 @@ class StreamingDataset(torch.utils.data.IterableDataset):
     tensors with a leading batch dimension (bytes features stay lists of
     ``bytes``); without it, a list of the records' ``bytes``, or with
     ``record_type="numpy"`` of 1-D ``uint8`` tensors over the loader's
-    pooled buffers (no copy; do not write to them). The other
+    pooled buffers (no copy; do not write to them; in DataLoader workers
+    copied once into one shared-memory tensor per batch, the records views
+    of it). The other
     options are :class:`spool.DataLoader`'s. One epoch per iteration: call
     :meth:`set_epoch` before each (as with ``DistributedSampler``), or use
     :class:`DataLoader`, which does. The epoch and a loaded state reach
@@ -386,7 +388,7 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         return {"epoch": epoch, "batches": batches, "num_workers": workers, "positions": positions,
                 "rotation": next_turn}
 
-    def __iter__(self) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
+    def __iter__(self) -> Iterator[Union[Dict[str, Any], List[Any]]]:
         # Not a generator: the loader opens and resumes here, when torch's
         # fetcher calls iter(), so that state_dict() in a worker is right
         # from then on (StatefulDataLoader asks for it before the first batch).
@@ -428,7 +430,7 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         return self._deliver(loader, self._stream, counts_here=info is None)
 
     def _deliver(self, loader: spool.DataLoader, stream: Dict[str, Any],
-                 counts_here: bool) -> Iterator[Union[Dict[str, Any], List[bytes]]]:
+                 counts_here: bool) -> Iterator[Union[Dict[str, Any], List[Any]]]:
         """Yields the loader's batches as tensors, keeping ``stream`` (this
         iteration's place) up to date and, in the main process, ``_yielded``."""
         with loader:
@@ -529,7 +531,7 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                                     if key in ("world_size", "rank") else ""))
 
 
-def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any], List[Any], "_SharedRecords"]:
+def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any], List[Any]]:
     if isinstance(batch, list):
         # record_type="numpy": read-only arrays over the loader's pooled
         # buffers, made tensors here without a copy (torch warns that it
@@ -545,35 +547,48 @@ def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any]
     return {name: torch.from_numpy(value) if not isinstance(value, list) else value for name, value in batch.items()}
 
 
-class _SharedRecords:
-    """A DataLoader worker's batch of ``record_type="numpy"`` records on its
-    way to the main process, where it unpickles as a plain list of uint8
-    tensors. The records are copied once, here, into one uint8 tensor in
-    shared memory, which crosses as one file descriptor. Each record in the
-    main process is a view of it, and the segment is freed with the last
-    one. Left to torch, each record became a tensor of its own and moved
-    into a shared-memory segment of its own: a segment, a copy and a file
-    descriptor per record."""
+class _SharedRecords(list):
+    """A DataLoader worker's batch of ``record_type="numpy"`` records: a list
+    of ``uint8`` tensors, views of one tensor in shared memory into which the
+    records were copied once. It crosses to the main process as that one
+    tensor (one file descriptor under torch's default sharing strategy) and
+    unpickles there as a plain list of views of it; the segment goes with
+    the last view. Left to torch, each record became a tensor of its own,
+    moved into a shared-memory segment of its own. A batch whose records a
+    worker replaced (a collate_fn, a wrapping dataset) pickles as a list."""
 
-    __slots__ = ("packed", "sizes")
+    __slots__ = ("_packed", "_sizes", "_views")
 
     def __init__(self, records: List[Any]) -> None:
-        self.sizes = [record.size for record in records]
-        self.packed = torch.empty(sum(self.sizes), dtype=torch.uint8)
-        if self.packed.numel():
-            self.packed.share_memory_()
-        np.concatenate(records, out=self.packed.numpy())
+        sizes = [record.size for record in records]
+        packed = torch.empty(sum(sizes), dtype=torch.uint8)
+        if packed.numel():
+            packed.share_memory_()
+        np.concatenate(records, out=packed.numpy())
+        views = torch.split(packed, sizes)
+        super().__init__(views)
+        self._packed, self._sizes, self._views = packed, sizes, views
 
-    def __reduce__(self) -> Tuple[Any, Tuple[torch.Tensor, List[int]]]:
-        return _records_of_shared, (self.packed, self.sizes)
+    def __copy__(self) -> "_SharedRecords":
+        # torch's default_convert copies a list batch before converting its
+        # items (tensors stay as they are): the copy keeps the one tensor.
+        copied = _SharedRecords.__new__(_SharedRecords)
+        list.__init__(copied, self)
+        copied._packed, copied._sizes, copied._views = self._packed, self._sizes, self._views
+        return copied
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        if len(self) == len(self._views) and all(mine is view for mine, view in zip(self, self._views)):
+            return _records_of_shared, (self._packed, self._sizes)
+        return list, (list(self),)
 
 
 def _records_of_shared(packed: torch.Tensor, sizes: List[int]) -> List[torch.Tensor]:
-    """The records of a :class:`_SharedRecords`, as views of its tensor."""
+    """A :class:`_SharedRecords` in the receiving process: views of its tensor."""
     return list(torch.split(packed, sizes))
 
 
-def _join(batches: List[Union[Dict[str, Any], List[bytes]]]) -> Union[Dict[str, Any], List[bytes]]:
+def _join(batches: List[Union[Dict[str, Any], List[Any]]]) -> Union[Dict[str, Any], List[Any]]:
     """One batch from several workers' consecutive shares of a step, in order."""
     if isinstance(batches[0], list):
         return [record for batch in batches for record in batch]  # type: ignore[union-attr]

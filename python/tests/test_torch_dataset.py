@@ -77,6 +77,31 @@ def test_numpy_records_come_as_uint8_tensors_without_a_warning(root: str, num_wo
         assert all(batch[0].untyped_storage().is_shared() for batch in batches)
 
 
+def _sizes_in_worker(batch: list) -> list:
+    """A collate_fn (it runs in the worker): the batch is a list of tensors there too."""
+    assert isinstance(batch, list) and all(isinstance(r, torch.Tensor) for r in batch)
+    return [len(r) for r in batch]
+
+
+def _first_replaced_in_worker(batch: list) -> list:
+    batch[0] = torch.tensor([7, 7], dtype=torch.uint8)
+    return batch
+
+
+def test_numpy_records_in_a_worker_are_a_list_and_replacements_cross(root: str) -> None:
+    inputs = _write_dataset(root, records=40, shards=2)
+    options = dict(batch_size=8, seed=1, shuffle=False, record_type="numpy")
+    expected = [[len(r) for r in batch]
+                for batch in torch.utils.data.DataLoader(spool.torch.StreamingDataset(inputs, **options),
+                                                         batch_size=None)]
+    sizes = list(torch.utils.data.DataLoader(spool.torch.StreamingDataset(inputs, **options), batch_size=None,
+                                             num_workers=2, collate_fn=_sizes_in_worker))
+    assert sorted(sum(sizes, [])) == sorted(sum(expected, [])) and len(sum(sizes, [])) == 40
+    replaced = list(torch.utils.data.DataLoader(spool.torch.StreamingDataset(inputs, **options), batch_size=None,
+                                                num_workers=2, collate_fn=_first_replaced_in_worker))
+    assert all(batch[0].tolist() == [7, 7] for batch in replaced) and sum(len(b) for b in replaced) == 40
+
+
 def test_memoryview_records_are_refused_with_what_to_use(root: str) -> None:
     inputs = _write_dataset(root, records=8, shards=1)
     with pytest.raises(ValueError, match="record_type='numpy'"):

@@ -53,9 +53,11 @@ uint64_t Pipeline::ShuffleSeed(uint64_t epoch) const {
 
 Status Pipeline::Start(const LoaderState& state) {
   if (capacity_ < 2 * options_.fetch_chunk) {
-    return InvalidArgumentError("memory_budget " + std::to_string(options_.memory_budget) +
-                                " bytes leaves too little for decoded records after read-ahead (interleave + "
-                                "prefetch_shards readers x read_ahead); raise memory_budget or lower read_ahead");
+    return InvalidArgumentError(
+        "memory_budget " + std::to_string(options_.memory_budget) +
+        " bytes leaves too little for decoded records after read-ahead (interleave + "
+        "prefetch_shards readers x read_ahead) and two fetch_chunks; raise memory_budget or lower "
+        "read_ahead or fetch_chunk");
   }
   // What Start reads and submits is the pipeline's work: Close cancels it.
   CancelScope scope(cancel_.token());
