@@ -15,10 +15,11 @@
 // Per GB read, each loader pass also reports the heap allocations it made
 // (a counting operator new in this binary) and the page faults it took
 // (getrusage minor faults): both should stay flat as records stream, i.e.
-// not grow with the records read. --scaling runs K processes at once (each
+// not grow with the records read; and the CPU (user + system, all threads)
+// it took per GB, with the cores that kept busy. --scaling runs K processes at once (each
 // its own loader, then each its own plain read(), over the same page-cached
 // local shards) for each K given ("nproc" is the machine's core count), and
-// reports aggregate MB/s of both. With --epochs N > 1 each loader pass runs
+// reports aggregate MB/s of both, with the processes' CPU per GB. With --epochs N > 1 each loader pass runs
 // N epochs and the counts are also given for epochs 2..N alone: the steady
 // state, without the loader's start.
 //
@@ -88,6 +89,15 @@ uint64_t MinorFaults() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   return static_cast<uint64_t>(usage.ru_minflt);
+}
+
+// User plus system CPU seconds of this process (RUSAGE_SELF) or of its
+// waited-for children (RUSAGE_CHILDREN).
+double CpuSeconds(int who) {
+  struct rusage usage {};
+  ::getrusage(who, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 struct Args {
@@ -214,6 +224,7 @@ struct PassResult {
   double wait_seconds = 0;
   uint64_t allocations = 0;  // heap allocations during the pass (Open and Close included)
   uint64_t minor_faults = 0;
+  double cpu_seconds = 0;  // user + system, all of the process's threads
   // From the first batch of the second epoch on (when epochs > 1).
   uint64_t steady_bytes = 0;
   uint64_t steady_allocations = 0;
@@ -233,6 +244,7 @@ PassResult ReadOnce(const Args& args, const std::string& manifest) {
   options.epochs = static_cast<uint64_t>(args.epochs);
   const uint64_t allocations_before = g_allocations.load();
   const uint64_t faults_before = MinorFaults();
+  const double cpu_before = CpuSeconds(RUSAGE_SELF);
   const auto start = std::chrono::steady_clock::now();
   auto loader = spool::loader::DataLoader::Open(options);
   Check(loader.status(), "open loader");
@@ -261,6 +273,7 @@ PassResult ReadOnce(const Args& args, const std::string& manifest) {
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.allocations = g_allocations.load() - allocations_before;
   result.minor_faults = MinorFaults() - faults_before;
+  result.cpu_seconds = CpuSeconds(RUSAGE_SELF) - cpu_before;
   auto counters = (*loader)->Counters();
   result.peak_buffered = counters.peak_buffered_bytes;
   result.wait_seconds = counters.wait_seconds;
@@ -380,9 +393,10 @@ SourceResult Measure(const Args& args, const std::string& name, const std::strin
     const double gb = r.bytes / 1e9;
     std::printf(
         "  %-6s pass %d: %8.0f records/s %8.1f MB/s  (first batch %.3f s, Next() waited %.2f s, peak buffered %s; "
-        "per GB: %.0f allocations, %.0f page faults)\n",
+        "per GB: %.0f allocations, %.0f page faults, %.2f CPU s; %.1f cores busy)\n",
         name.c_str(), pass + 1, r.records / r.seconds, r.bytes / r.seconds / 1e6, r.first_batch_seconds, r.wait_seconds,
-        spool::FormatBytes(r.peak_buffered).c_str(), r.allocations / gb, r.minor_faults / gb);
+        spool::FormatBytes(r.peak_buffered).c_str(), r.allocations / gb, r.minor_faults / gb, r.cpu_seconds / gb,
+        r.cpu_seconds / r.seconds);
     if (r.steady_bytes > 0) {
       const double steady_gb = r.steady_bytes / 1e9;
       std::printf("         steady state (epochs 2..%d): per GB %.0f allocations, %.0f page faults\n", args.epochs,
@@ -395,10 +409,17 @@ SourceResult Measure(const Args& args, const std::string& name, const std::strin
   return out;
 }
 
+struct Aggregate {
+  double mbps = 0;                // all processes' bytes over the slowest one's time
+  double cpu_seconds_per_gb = 0;  // the processes' user + system CPU
+  double cores_busy = 0;          // their CPU seconds over the wall time
+};
+
 // K processes at once each run `work` (which returns bytes read) after a
-// common start; aggregate MB/s over the slowest one's time.
+// common start.
 template <typename Work>
-double AggregateMBps(int processes, Work work) {
+Aggregate AggregateRun(int processes, Work work) {
+  const double cpu_before = CpuSeconds(RUSAGE_CHILDREN);
   int go[2];
   int done[2];
   if (::pipe(go) != 0 || ::pipe(done) != 0) Check(spool::InternalError("pipe"), "scaling");
@@ -432,17 +453,20 @@ double AggregateMBps(int processes, Work work) {
   for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
   ::close(go[1]);
   ::close(done[0]);
-  return total / seconds / 1e6;
+  const double cpu = CpuSeconds(RUSAGE_CHILDREN) - cpu_before;
+  return Aggregate{total / seconds / 1e6, cpu / (total / 1e9), cpu / seconds};
 }
 
 void Scaling(const Args& args, const std::string& manifest) {
   auto location = spool::OpenLocation(manifest);
   Check(location.status(), manifest.c_str());
   const std::vector<std::string> keys = ShardKeys(*location->store, location->key);
-  std::printf("\nscaling: K processes at once over the same page-cached local shards (aggregate MB/s)\n");
+  std::printf(
+      "\nscaling: K processes at once over the same page-cached local shards (aggregate MB/s; the processes' CPU s "
+      "per GB and cores busy)\n");
   for (int k : args.scaling) {
-    const double loader = AggregateMBps(k, [&] { return ReadOnce(args, manifest).bytes; });
-    const double plain = AggregateMBps(k, [&] {
+    const Aggregate loader = AggregateRun(k, [&] { return ReadOnce(args, manifest).bytes; });
+    const Aggregate plain = AggregateRun(k, [&] {
       std::vector<char> buffer(256 << 10);
       uint64_t bytes = 0;
       for (const std::string& key : keys) {
@@ -454,7 +478,11 @@ void Scaling(const Args& args, const std::string& manifest) {
       }
       return bytes;
     });
-    std::printf("  K=%-3d loader %8.1f MB/s  plain read() %8.1f MB/s  (%.2fx)\n", k, loader, plain, loader / plain);
+    std::printf(
+        "  K=%-3d loader %8.1f MB/s (%.2f CPU s/GB, %4.1f cores)  plain read() %8.1f MB/s (%.2f CPU s/GB, %4.1f cores) "
+        " (%.2fx)\n",
+        k, loader.mbps, loader.cpu_seconds_per_gb, loader.cores_busy, plain.mbps, plain.cpu_seconds_per_gb,
+        plain.cores_busy, loader.mbps / plain.mbps);
   }
 }
 
