@@ -39,7 +39,10 @@ ChunkReader::ChunkReader(std::shared_ptr<ReadableObject> object, std::string url
   if (options_.budget == nullptr) options_.budget = &DefaultByteBudget();
   if (options_.buffers == nullptr) options_.buffers = &DefaultBufferPool();
   into_blocks_ = options_.blocks != nullptr && object_->reads_are_local();
-  if (into_blocks_) options_.chunk_size = options_.blocks->block_size();
+  if (into_blocks_) {
+    options_.chunk_size = options_.blocks->block_size();
+    options_.read_ahead = 0;  // each block read when needed, on the consumer's thread (see the header)
+  }
   max_in_flight_ = 1 + static_cast<size_t>((options_.read_ahead + options_.chunk_size - 1) / options_.chunk_size);
   verify_ = options_.expected_crc32c.has_value() && start == 0 && end == object_->info().size;
 }

@@ -13,6 +13,17 @@
 // from (and go back to) a BufferPool, so the next reader of the same chunk
 // size reuses them too.
 //
+// Local objects read into a RecordPool's blocks (`blocks` below) are the
+// exception: they have no read-ahead, and each block is read on the
+// consumer's thread when it is needed, so that its records are parsed and
+// checked while the bytes are still in that core's cache. Copied ahead by
+// executor threads, they were not: 16 loader processes on 16 cores then spent
+// 1.3-1.5x the CPU per byte, and read 17-21 GB/s together instead of 25-28
+// (bench/results/2026-11-28T0300Z-16-cores-profile.md). What overlaps reading
+// there is the kernel's own read-ahead and the loader's other shards; an
+// explicit posix_fadvise(WILLNEED) ahead of the reads measured no faster on
+// a cold disk and cost 5% on cached files.
+//
 // Memory: every read-ahead chunk takes its bytes from the ByteBudget with
 // TryAcquire and is not issued while the budget is full; the chunk needed
 // right now is always fetched (with the budget's bytes if it has them), so a
@@ -111,7 +122,7 @@ class ChunkReader {
   ReadAheadOptions options_;
   size_t max_in_flight_;
   size_t ramp_ = 1;       // requests that may be in flight now (TopUp)
-  bool into_blocks_ = false;  // chunks are read into options_.blocks
+  bool into_blocks_ = false;  // chunks are read into options_.blocks, on the consumer's thread
   bool verify_ = false;   // expected_crc32c applies: reading the whole object
   uint32_t crc_ = 0;      // of the bytes handed out so far, when verify_
   std::deque<std::shared_ptr<Fetch>> in_flight_;

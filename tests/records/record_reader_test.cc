@@ -5,6 +5,9 @@
 #include <zlib.h>
 
 #include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -231,6 +234,49 @@ TEST_F(RecordReaderTest, AReaderStartsSmallAndGrowsItsReadAhead) {
   auto small_reader = RecordReader::Open(small, store_.Describe("small.tfrecord"), options).value();
   EXPECT_EQ(ReadAllRecords(*small_reader).size(), few.size());
   EXPECT_EQ(small->calls.load(), 1);
+}
+
+// A local object (reads_are_local) whose reads note the thread they ran on.
+class ThreadNotingLocalObject : public ReadableObject {
+ public:
+  explicit ThreadNotingLocalObject(std::unique_ptr<ReadableObject> inner) : inner_(std::move(inner)) {}
+  const ObjectInfo& info() const override { return inner_->info(); }
+  bool reads_are_local() const override { return true; }
+  Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
+    std::lock_guard lock(mu);
+    threads.insert(std::this_thread::get_id());
+    return inner_->ReadAt(offset, buffer);
+  }
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+
+ private:
+  std::unique_ptr<ReadableObject> inner_;
+};
+
+TEST_F(RecordReaderTest, LocalBlocksAreReadOnTheConsumersThreadWithoutReadAhead) {
+  // Read ahead by executor threads, a block's bytes are cold in another
+  // core's cache when its records are parsed and checked (chunk_reader.h):
+  // local blocks are read by the thread that reads the records, one at a
+  // time, even with a read-ahead asked for.
+  std::vector<std::string> records(2000, std::string(1000, 'l'));  // 2 MB: 32 blocks of 64 KiB
+  ASSERT_TRUE(WriteAll(store_, "consumer.tfrecord", Frame(records)).ok());
+  auto object = std::make_shared<ThreadNotingLocalObject>(store_.OpenRead("consumer.tfrecord").value());
+  RecordPool pool(64 << 10, 1 << 20);
+  RecordReaderOptions options;
+  options.io.blocks = &pool;
+  options.io.read_ahead = 1 << 20;
+  auto reader = RecordReader::Open(object, store_.Describe("consumer.tfrecord"), options).value();
+  ASSERT_TRUE(reader->reads_into_blocks());
+  std::string_view record;
+  ASSERT_TRUE(reader->Next(&record).value());
+  // One block (the first request's) read so far, nothing ahead of it.
+  EXPECT_LE(reader->stats().object_bytes, 64u << 10);
+  size_t seen = 1;
+  while (reader->Next(&record).value()) ++seen;
+  EXPECT_EQ(seen, records.size());
+  std::lock_guard lock(object->mu);
+  EXPECT_EQ(object->threads, std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
 TEST_F(RecordReaderTest, LocalReadsHandOutRecordsAsViewsOfPooledBlocks) {

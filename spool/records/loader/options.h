@@ -101,7 +101,10 @@ struct DataLoaderOptions {
   // Bytes the loader may hold at once: fetched records, the shuffle buffer,
   // ready batches and the readers' read-ahead. Must hold the shuffle buffer.
   uint64_t memory_budget = 256ull << 20;
-  uint64_t read_ahead = 8ull << 20;   // per open shard: bytes read before needed (within a third of memory_budget)
+  // Per open shard: bytes read before needed (within a third of
+  // memory_budget). Remote and compressed shards only: local uncompressed
+  // ones are read as needed, into the record pool (docs/loader.md).
+  uint64_t read_ahead = 8ull << 20;
   uint64_t fetch_chunk = 1ull << 20;  // bytes one fetch task decodes at a time
   int prefetch_batches = 4;           // ready batches kept queued
   int prefetch_shards = 1;            // shards opened before their turn
