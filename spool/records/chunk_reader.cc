@@ -105,7 +105,11 @@ void ChunkReader::TopUp() {
   // Read-ahead starts at one request and doubles with each chunk handed out
   // (ramp_), up to max_in_flight_: a reader just opened does not share the
   // link between its first chunk and the rest of its read-ahead.
-  const size_t limit = options_.read_ahead == 0 ? 1 : std::min(max_in_flight_ - (current_ ? 1 : 0), ramp_);
+  // Blocks of a local object are taken only when needed: one taken ahead
+  // would sit idle, pinned and leased, while the consumer cuts this one.
+  const size_t limit = into_blocks_               ? (current_ ? 0 : 1)
+                       : options_.read_ahead == 0 ? 1
+                                                  : std::min(max_in_flight_ - (current_ ? 1 : 0), ramp_);
   while (in_flight_.size() < limit && issue_offset_ < end_) {
     const size_t before = in_flight_.size();
     // Only the chunk the consumer waits for may go beyond the budget.

@@ -18,7 +18,7 @@
 // consumer's thread when it is needed, so that its records are parsed and
 // checked while the bytes are still in that core's cache. Copied ahead by
 // executor threads, they were not: 16 loader processes on 16 cores then spent
-// 1.3-1.5x the CPU per byte, and read 17-21 GB/s together instead of 25-28
+// 1.3-1.5x the CPU per byte, and read 17-21 GB/s together instead of 26-27
 // (bench/results/2026-11-28T0300Z-16-cores-profile.md). What overlaps reading
 // there is the kernel's own read-ahead and the loader's other shards; an
 // explicit posix_fadvise(WILLNEED) ahead of the reads measured no faster on
@@ -74,7 +74,8 @@ struct ReadAheadOptions {
   std::optional<uint32_t> expected_crc32c;
   // When set, and the object's reads are local (ReadableObject::
   // reads_are_local: no request per read), chunks are read into blocks of
-  // this pool, a block's size each instead of chunk_size, and block() lets
+  // this pool, a block's size each instead of chunk_size, one at a time when
+  // needed (no read-ahead: see the top of this file), and block() lets
   // the consumer keep a chunk's bytes past the next Next(): a loader hands
   // out records as views of the chunk they were read into, not copies
   // (record_pool.h). A block is never reused while anyone holds it. Remote

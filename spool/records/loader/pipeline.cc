@@ -143,16 +143,12 @@ void Pipeline::AccountLocked(int64_t delta) {
 uint64_t Pipeline::held_locked() const {
   // The records' own bytes, or the pool's blocks they and the caller's
   // batches pin, whichever is more (record_pool.h). Readers of local shards
-  // read into the pool's blocks (ReaderOptions): the blocks they hold are
-  // read-ahead, counted in buffered_bytes_locked, so at most that much (their
-  // read-ahead and two chunks each) is not counted here.
+  // read into the pool's blocks (ReaderOptions), one block at a time with no
+  // read-ahead (chunk_reader.h): the block each is cutting is I/O, counted
+  // in buffered_bytes_locked, so that much is not counted here.
   const RecordPool& pool = *config_.counters->pool;
   const uint64_t live = pool.bytes_live();
-  const uint64_t block_readers = static_cast<uint64_t>(block_readers_.load());
-  const uint64_t reading =
-      block_readers == 0
-          ? 0
-          : read_ahead_budget_->in_use() + block_readers * 2 * std::max<uint64_t>(reader_chunk_, pool.block_size());
+  const uint64_t reading = static_cast<uint64_t>(block_readers_.load()) * pool.block_size();
   return std::max(in_use_, live - std::min(live, reading));
 }
 
