@@ -4,7 +4,7 @@
 //   loader_bench [--s3 s3://bucket/prefix] --local /tmp/dir [--records 4096]
 //                [--record-bytes 102400] [--shards 16] [--budget 256MiB]
 //                [--interleave 4] [--read-ahead 16MiB] [--passes 3] [--keep]
-//                [--epochs 1] [--scaling K1,K2,...]
+//                [--epochs 1] [--scaling K1,K2,...] [--existing]
 //
 // Beside the loader, on the same local shards and in the same run, all
 // wall-clock (best of `passes`): plain read() of each shard file into one
@@ -22,6 +22,11 @@
 // reports aggregate MB/s of both, with the processes' CPU per GB. With --epochs N > 1 each loader pass runs
 // N epochs and the counts are also given for epochs 2..N alone: the steady
 // state, without the loader's start.
+//
+// --existing reads the dataset an earlier --keep run left under the same
+// --local (and --s3) prefixes, with the same --records, instead of writing
+// it, and keeps it: a caller can then alternate loader_bench passes with its
+// own rounds over the same shards (bench/python/torch_bench.py).
 //
 // The S3 endpoint and keys come from the AWS_* environment (see
 // bench/loader/run.sh). Each source is read `passes` times and the best
@@ -112,6 +117,7 @@ struct Args {
   int interleave = 4;
   uint64_t read_ahead = 16ull << 20;
   bool keep = false;
+  bool existing = false;     // read the dataset of an earlier --keep run
   std::vector<int> scaling;  // process counts for the scaling runs
 };
 
@@ -119,7 +125,7 @@ struct Args {
   std::fprintf(stderr,
                "loader_bench: %s\nusage: loader_bench [--s3 s3://bucket/prefix] --local /dir [--records N] "
                "[--record-bytes N] [--shards N] [--budget SIZE] [--interleave N] [--read-ahead SIZE] [--passes N] "
-               "[--epochs N] [--keep] [--scaling 1,2,nproc]\n",
+               "[--epochs N] [--keep] [--existing] [--scaling 1,2,nproc]\n",
                why);
   std::exit(2);
 }
@@ -150,6 +156,8 @@ Args Parse(int argc, char** argv) {
     else if (flag == "--epochs")
       args.epochs = std::stoi(value());
     else if (flag == "--keep") args.keep = true;
+    else if (flag == "--existing")
+      args.existing = true;
     else if (flag == "--scaling") {
       std::string list = value();
       for (size_t at = 0; at <= list.size();) {
@@ -512,8 +520,11 @@ int main(int argc, char** argv) {
               args.shards, spool::FormatBytes(args.records * args.record_bytes).c_str(),
               spool::FormatBytes(args.budget).c_str(), args.interleave, spool::FormatBytes(args.read_ahead).c_str());
   const bool with_s3 = !args.s3.empty();
-  const std::string s3_manifest = with_s3 ? WriteDataset(args, s3_prefix) : "";
-  const std::string local_manifest = WriteDataset(args, local_prefix);
+  auto dataset = [&](const std::string& prefix) {
+    return args.existing ? prefix + ".manifest.json" : WriteDataset(args, prefix);
+  };
+  const std::string s3_manifest = with_s3 ? dataset(s3_prefix) : "";
+  const std::string local_manifest = dataset(local_prefix);
   const uint64_t rss_before_kib = ReadStatusKiB("VmRSS:");
   SourceResult local = Measure(args, "local", local_manifest);
   SourceResult s3 = with_s3 ? Measure(args, "s3", s3_manifest) : SourceResult{};
@@ -540,7 +551,7 @@ int main(int argc, char** argv) {
                 (s3.best.records / s3.best.seconds) / (local.best.records / local.best.seconds));
   }
   if (!args.scaling.empty()) Scaling(args, local_manifest);
-  if (!args.keep) {
+  if (!args.keep && !args.existing) {
     if (with_s3) Cleanup(s3_prefix, s3_manifest);
     Cleanup(local_prefix, local_manifest);
   }

@@ -11,8 +11,11 @@ same server in the same run (bench/python/run.sh starts it):
    to a local file followed by `aws s3 cp`, in seconds and MiB/s.
 
 Each figure is the median of --rounds runs, with min-max and the client's
-CPU seconds (user+sys, this process and its children). Prints a Markdown
-table and writes --json.
+CPU seconds (user+sys, this process and its children). The streaming cases
+and the C++ loader take turns: each round runs one C++ pass, then one epoch
+of every Python case, so a change in the machine's state between rounds
+touches both sides of a ratio alike. Prints a Markdown table and writes
+--json.
 
     bench/python/run.sh <build dir> [--records 4096] [--rounds 3] [--state-mib 1024]
 """
@@ -31,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 import boto3
 import torch
@@ -46,18 +49,24 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def measure(run: Callable[[], float], rounds: int) -> Dict[str, float]:
-    """`run` returns its amount of work (records or bytes); medians of rounds."""
-    rates, seconds, cpus = [], [], []
-    for _ in range(rounds):
-        cpu, start = cpu_seconds(), time.monotonic()
-        work = run()
-        elapsed = time.monotonic() - start
-        rates.append(work / elapsed)
-        seconds.append(elapsed)
-        cpus.append(cpu_seconds() - cpu)
+def measure_once(run: Callable[[], float]) -> Tuple[float, float, float]:
+    """`run` returns its amount of work (records or bytes): (work per second,
+    seconds, client CPU seconds) of one run."""
+    cpu, start = cpu_seconds(), time.monotonic()
+    work = run()
+    elapsed = time.monotonic() - start
+    return work / elapsed, elapsed, cpu_seconds() - cpu
+
+
+def summarize(samples: List[Tuple[float, float, float]]) -> Dict[str, float]:
+    """Medians (and the rates' min-max) of measure_once's samples."""
+    rates, seconds, cpus = (list(column) for column in zip(*samples))
     return {"median": statistics.median(rates), "min": min(rates), "max": max(rates),
-            "seconds": statistics.median(seconds), "cpu_seconds": statistics.median(cpus), "rounds": rounds}
+            "seconds": statistics.median(seconds), "cpu_seconds": statistics.median(cpus), "rounds": len(samples)}
+
+
+def measure(run: Callable[[], float], rounds: int) -> Dict[str, float]:
+    return summarize([measure_once(run) for _ in range(rounds)])
 
 
 def spool_epochs(manifest: str, workers: int, record_type: str) -> Callable[[], float]:
@@ -93,18 +102,19 @@ def stream_boto3(bucket: str, prefix: str) -> float:
     return records
 
 
-def cpp_loader(build: str, s3_prefix: str, local: str, records: int, rounds: int) -> Dict[str, float]:
-    """Writes the dataset (kept for the Python cases) and returns the C++
-    loader's median records/s over `rounds` passes for each source: the
-    statistic the Python rows use (each pass, like each Python round, opens
-    a new loader, so both include the start)."""
-    output = subprocess.run([os.path.join(build, "bench", "loader", "loader_bench"), "--s3", s3_prefix,
-                             "--local", local, "--records", str(records), "--passes", str(rounds), "--keep"],
-                            check=True, capture_output=True, text=True).stdout
-    passes: Dict[str, List[float]] = {}
-    for name, rate in re.findall(r"^\s+(local|s3)\s+pass \d+:\s+([0-9.]+) records/s", output, re.M):
-        passes.setdefault(name, []).append(float(rate))
-    return {name: statistics.median(rates) for name, rates in passes.items()}
+def loader_bench(build: str, s3_prefix: str, local: str, records: int, *flags: str) -> str:
+    return subprocess.run([os.path.join(build, "bench", "loader", "loader_bench"), "--s3", s3_prefix, "--local",
+                           local, "--records", str(records), *flags],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def cpp_loader_pass(build: str, s3_prefix: str, local: str, records: int) -> Dict[str, float]:
+    """One pass of the C++ loader over the dataset written before, from each
+    source: records/s as loader_bench times it (a pass, like each Python
+    round's epoch, opens a new loader, so both include the start)."""
+    output = loader_bench(build, s3_prefix, local, records, "--existing", "--passes", "1")
+    return {name: float(rate)
+            for name, rate in re.findall(r"^\s+(local|s3)\s+pass \d+:\s+([0-9.]+) records/s", output, re.M)}
 
 
 def checkpoint_cases(s3_prefix: str, state_mib: int, rounds: int) -> Dict[str, Dict[str, float]]:
@@ -140,23 +150,36 @@ def main() -> int:
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
 
-    cpp = cpp_loader(args.build, args.s3, args.local, args.records, args.rounds)
+    # The dataset, written once (and kept) by the C++ bench's own writer.
+    loader_bench(args.build, args.s3, args.local, args.records, "--passes", "1", "--keep")
     manifests = {"local": f"{args.local}/loader-bench.manifest.json", "s3": f"{args.s3}/loader-bench.manifest.json"}
-    results: Dict[str, Dict] = {"records": args.records, "cpp_loader": cpp, "streaming": {}, "checkpoint": {}}
+    cases: Dict[str, Tuple[str, Callable[[], float]]] = {}
     for source, manifest in manifests.items():
         # bytes: a copy of each record (the default); numpy: uint8 tensors
         # over the loader's buffers, as the C++ loader hands them out.
         for workers, record_type in ((0, "bytes"), (0, "numpy"), (2, "bytes"), (2, "numpy")):
             name = f"{source}: StreamingDataset, {workers} workers, {record_type}"
-            results["streaming"][name] = measure(spool_epochs(manifest, workers, record_type), args.rounds)
-            results["streaming"][name]["vs_cpp"] = results["streaming"][name]["median"] / cpp[source]
+            cases[name] = (source, spool_epochs(manifest, workers, record_type))
+    cpp_rates: Dict[str, List[float]] = {}
+    samples: Dict[str, List[Tuple[float, float, float]]] = {name: [] for name in cases}
+    for _ in range(args.rounds):
+        for source, rate in cpp_loader_pass(args.build, args.s3, args.local, args.records).items():
+            cpp_rates.setdefault(source, []).append(rate)
+        for name, (_, run) in cases.items():
+            samples[name].append(measure_once(run))
+    cpp = {source: statistics.median(rates) for source, rates in cpp_rates.items()}
+    results: Dict[str, Dict] = {"records": args.records, "cpp_loader": cpp, "cpp_loader_passes": cpp_rates,
+                                "streaming": {}, "checkpoint": {}}
+    for name, (source, _) in cases.items():
+        results["streaming"][name] = summarize(samples[name])
+        results["streaming"][name]["vs_cpp"] = results["streaming"][name]["median"] / cpp[source]
     bucket, _, prefix = args.s3[len("s3://"):].partition("/")
     boto = measure(lambda: stream_boto3(bucket, f"{prefix}/loader-bench"), args.rounds)
     results["streaming"]["s3: boto3 + Python TFRecord reader"] = boto
     results["checkpoint"] = checkpoint_cases(args.s3, args.state_mib, args.rounds)
 
     print(f"\nStreaming {args.records} x 100 KB records (median records/s of {args.rounds} rounds, min-max, "
-          f"client CPU s); C++ DataLoader (median of as many passes): local {cpp['local']:.0f}, s3 {cpp['s3']:.0f} "
+          f"client CPU s); C++ DataLoader (median of as many passes, one before each round): local {cpp['local']:.0f}, s3 {cpp['s3']:.0f} "
           "records/s\n")
     print("| case | records/s | min-max | vs C++ loader | client CPU s |\n|---|---|---|---|---|")
     for name, r in results["streaming"].items():
