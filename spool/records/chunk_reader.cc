@@ -105,11 +105,11 @@ void ChunkReader::TopUp() {
   // Read-ahead starts at one request and doubles with each chunk handed out
   // (ramp_), up to max_in_flight_: a reader just opened does not share the
   // link between its first chunk and the rest of its read-ahead.
-  // Blocks of a local object are taken only when needed: one taken ahead
-  // would sit idle, pinned and leased, while the consumer cuts this one.
-  const size_t limit = into_blocks_               ? (current_ ? 0 : 1)
-                       : options_.read_ahead == 0 ? 1
-                                                  : std::min(max_in_flight_ - (current_ ? 1 : 0), ramp_);
+  // Without read-ahead (asked for, or a local object read into blocks) a
+  // chunk is taken only when the consumer needs it: one taken ahead would sit
+  // idle, its buffer or block pinned and leased, while this one is cut.
+  const size_t limit =
+      options_.read_ahead == 0 ? (current_ ? 0 : 1) : std::min(max_in_flight_ - (current_ ? 1 : 0), ramp_);
   while (in_flight_.size() < limit && issue_offset_ < end_) {
     const size_t before = in_flight_.size();
     // Only the chunk the consumer waits for may go beyond the budget.
