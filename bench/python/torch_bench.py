@@ -12,12 +12,12 @@ same server in the same run (bench/python/run.sh starts it):
 
 Each figure is the median of --rounds runs, with min-max and the client's
 CPU seconds (user+sys, this process and its children). The streaming cases
-and the C++ loader take turns: each round runs one C++ pass, then one epoch
-of every Python case, so a change in the machine's state between rounds
-touches both sides of a ratio alike. Prints a Markdown table and writes
---json.
+and the C++ loader take turns: each round runs one C++ pass of --epochs
+epochs, then as many epochs of a new dataset in every Python case, so a
+change in the machine's state between rounds touches both sides of a ratio
+alike. Prints a Markdown table and writes --json.
 
-    bench/python/run.sh <build dir> [--records 4096] [--rounds 3] [--state-mib 1024]
+    bench/python/run.sh <build dir> [--records 4096] [--rounds 3] [--epochs 3] [--state-mib 1024]
 """
 
 from __future__ import annotations
@@ -69,19 +69,30 @@ def measure(run: Callable[[], float], rounds: int) -> Dict[str, float]:
     return summarize([measure_once(run) for _ in range(rounds)])
 
 
-def spool_epochs(manifest: str, workers: int, record_type: str) -> Callable[[], float]:
-    """One pass per call: the next epoch of one dataset, as a training loop
-    runs them (each epoch opens a new C++ loader, as each loader_bench pass
-    does). The C++ loader's options in loader_bench, its 2 MiB fetch_chunk
-    included."""
-    dataset = spool.torch.StreamingDataset(manifest, batch_size=32, seed=1, shuffle_buffer=256, interleave=4,
-                                           memory_budget=256 << 20, read_ahead=16 << 20, fetch_chunk=2 << 20,
-                                           record_type=record_type)
-    loader = spool.torch.DataLoader(dataset, num_workers=workers)
+class SpoolRounds:
+    """Each call is one round: a new dataset read for ``epochs`` epochs through
+    one spool.torch.DataLoader, as a training run reads it (each epoch opens a
+    new C++ loader; from the second on it reuses the first one's record
+    pool), against one loader_bench pass of as many epochs (one C++ loader,
+    one pool). The C++ loader's options in loader_bench, its 2 MiB
+    fetch_chunk included. The dataset is kept until :meth:`release`, so that
+    its teardown (unmapping the pool) falls outside the timing, as the C++
+    loader's does in loader_bench."""
 
-    def epoch() -> float:
-        return sum(len(batch) for batch in loader)
-    return epoch
+    def __init__(self, manifest: str, workers: int, record_type: str, epochs: int) -> None:
+        self.manifest, self.workers, self.record_type, self.epochs = manifest, workers, record_type, epochs
+        self.kept: List[object] = []
+
+    def __call__(self) -> float:
+        dataset = spool.torch.StreamingDataset(self.manifest, batch_size=32, seed=1, shuffle_buffer=256,
+                                               interleave=4, memory_budget=256 << 20, read_ahead=16 << 20,
+                                               fetch_chunk=2 << 20, record_type=self.record_type)
+        loader = spool.torch.DataLoader(dataset, num_workers=self.workers)
+        self.kept = [dataset, loader]
+        return sum(len(batch) for _ in range(self.epochs) for batch in loader)
+
+    def release(self) -> None:
+        self.kept = []
 
 
 def stream_boto3(bucket: str, prefix: str) -> float:
@@ -108,11 +119,12 @@ def loader_bench(build: str, s3_prefix: str, local: str, records: int, *flags: s
                           check=True, capture_output=True, text=True).stdout
 
 
-def cpp_loader_pass(build: str, s3_prefix: str, local: str, records: int) -> Dict[str, float]:
+def cpp_loader_pass(build: str, s3_prefix: str, local: str, records: int, epochs: int) -> Dict[str, float]:
     """One pass of the C++ loader over the dataset written before, from each
-    source: records/s as loader_bench times it (a pass, like each Python
-    round's epoch, opens a new loader, so both include the start)."""
-    output = loader_bench(build, s3_prefix, local, records, "--existing", "--passes", "1")
+    source, ``epochs`` epochs long: records/s as loader_bench times it (a
+    pass, like each Python round, opens a new loader and pool, so both
+    include the start)."""
+    output = loader_bench(build, s3_prefix, local, records, "--existing", "--passes", "1", "--epochs", str(epochs))
     return {name: float(rate)
             for name, rate in re.findall(r"^\s+(local|s3)\s+pass \d+:\s+([0-9.]+) records/s", output, re.M)}
 
@@ -146,6 +158,7 @@ def main() -> int:
     parser.add_argument("--local", required=True, help="a local scratch folder")
     parser.add_argument("--records", type=int, default=4096, help="100 KB records in the dataset")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=3, help="epochs per round, in C++ and Python alike")
     parser.add_argument("--state-mib", type=int, default=1024)
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
@@ -153,23 +166,24 @@ def main() -> int:
     # The dataset, written once (and kept) by the C++ bench's own writer.
     loader_bench(args.build, args.s3, args.local, args.records, "--passes", "1", "--keep")
     manifests = {"local": f"{args.local}/loader-bench.manifest.json", "s3": f"{args.s3}/loader-bench.manifest.json"}
-    cases: Dict[str, Tuple[str, Callable[[], float]]] = {}
+    cases: Dict[str, Tuple[str, SpoolRounds]] = {}
     for source, manifest in manifests.items():
         # bytes: a copy of each record (the default); numpy: uint8 tensors
         # over the loader's buffers, as the C++ loader hands them out.
         for workers, record_type in ((0, "bytes"), (0, "numpy"), (2, "bytes"), (2, "numpy")):
             name = f"{source}: StreamingDataset, {workers} workers, {record_type}"
-            cases[name] = (source, spool_epochs(manifest, workers, record_type))
+            cases[name] = (source, SpoolRounds(manifest, workers, record_type, args.epochs))
     cpp_rates: Dict[str, List[float]] = {}
     samples: Dict[str, List[Tuple[float, float, float]]] = {name: [] for name in cases}
     for _ in range(args.rounds):
-        for source, rate in cpp_loader_pass(args.build, args.s3, args.local, args.records).items():
+        for source, rate in cpp_loader_pass(args.build, args.s3, args.local, args.records, args.epochs).items():
             cpp_rates.setdefault(source, []).append(rate)
         for name, (_, run) in cases.items():
             samples[name].append(measure_once(run))
+            run.release()
     cpp = {source: statistics.median(rates) for source, rates in cpp_rates.items()}
-    results: Dict[str, Dict] = {"records": args.records, "cpp_loader": cpp, "cpp_loader_passes": cpp_rates,
-                                "streaming": {}, "checkpoint": {}}
+    results: Dict[str, Dict] = {"records": args.records, "epochs": args.epochs, "cpp_loader": cpp,
+                                "cpp_loader_passes": cpp_rates, "streaming": {}, "checkpoint": {}}
     for name, (source, _) in cases.items():
         results["streaming"][name] = summarize(samples[name])
         results["streaming"][name]["vs_cpp"] = results["streaming"][name]["median"] / cpp[source]
@@ -178,9 +192,9 @@ def main() -> int:
     results["streaming"]["s3: boto3 + Python TFRecord reader"] = boto
     results["checkpoint"] = checkpoint_cases(args.s3, args.state_mib, args.rounds)
 
-    print(f"\nStreaming {args.records} x 100 KB records (median records/s of {args.rounds} rounds, min-max, "
-          f"client CPU s); C++ DataLoader (median of as many passes, one before each round): local {cpp['local']:.0f}, s3 {cpp['s3']:.0f} "
-          "records/s\n")
+    print(f"\nStreaming {args.records} x 100 KB records, {args.epochs} epochs a round (median records/s of "
+          f"{args.rounds} rounds, min-max, client CPU s); C++ DataLoader (median of as many passes of "
+          f"{args.epochs} epochs, one before each round): local {cpp['local']:.0f}, s3 {cpp['s3']:.0f} records/s\n")
     print("| case | records/s | min-max | vs C++ loader | client CPU s |\n|---|---|---|---|---|")
     for name, r in results["streaming"].items():
         versus = f"{r['vs_cpp']:.2f}x" if "vs_cpp" in r else "-"

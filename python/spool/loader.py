@@ -187,7 +187,7 @@ class DataLoader:
                  prefetch_batches: int = 4, bad_shards: str = "fail", count_records: bool = False,
                  partitions: int = 0, global_batch_size: int = 0, cache_dir: Optional[PathLike] = None,
                  cache_limit: int = 0, cache_policy: str = "next_use",
-                 record_type: str = "bytes", fetch_chunk: int = 1 << 20) -> None:
+                 record_type: str = "bytes", fetch_chunk: int = 1 << 20, _record_pool: Any = None) -> None:
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         self.batch_size = batch_size
@@ -201,7 +201,7 @@ class DataLoader:
             rank, world_size, local_workers, local_worker, interleave, memory_budget, read_ahead,
             prefetch_batches, bad_shards, count_records, _spec_list(features), partitions, global_batch_size,
             os.fspath(cache_dir) if cache_dir is not None else "", cache_limit, cache_policy,
-            record_type, fetch_chunk)
+            record_type, fetch_chunk, _record_pool)
 
     def __iter__(self) -> Iterator[Batch]:
         return self
@@ -265,6 +265,12 @@ class DataLoader:
         steady state), ``bytes_live`` (blocks referenced now, by the loader or
         by records you hold) and ``bytes_idle`` (kept for reuse)."""
         return self._native.record_pool()
+
+    def _shared_record_pool(self) -> Any:
+        """This loader's record pool, for the loader opened after it
+        (``_record_pool=``), which then reuses its blocks instead of mapping
+        new ones: one loader at a time, in the process that opened this one."""
+        return self._native.shared_record_pool()
 
     def requests(self) -> Dict[str, Any]:
         """This loader's requests by operation (``get``, ``ranged_get``, ``head``,

@@ -318,6 +318,17 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         # loaded for its next iteration. Never shared: each worker has its own.
         self._stream: Optional[Dict[str, Any]] = None
         self._local_resume: Optional[Dict[str, Any]] = None
+        # The record pool of the last iteration that ended in this process,
+        # lent to the next one's loader: epochs reuse its blocks (at most
+        # memory_budget kept between them) instead of mapping new pages and
+        # unmapping them at each epoch's end. Never pickled; a pool inherited
+        # through fork is not used.
+        self._record_pool: Any = None
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_record_pool"] = None
+        return state
 
     @property
     def elastic(self) -> bool:
@@ -415,7 +426,10 @@ class StreamingDataset(torch.utils.data.IterableDataset):
             position = resume["positions"][worker]
         elif resume is not None:
             position = resume["position"]
-        loader = self._open(workers, worker, epoch=epoch)
+        pool, self._record_pool = self._record_pool, None
+        if pool is not None and pool.forked:
+            pool = None
+        loader = self._open(workers, worker, epoch=epoch, _record_pool=pool)
         try:
             if local is not None:
                 loader.resume(local["loader"])
@@ -433,17 +447,20 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                  counts_here: bool) -> Iterator[Union[Dict[str, Any], List[Any]]]:
         """Yields the loader's batches as tensors, keeping ``stream`` (this
         iteration's place) up to date and, in the main process, ``_yielded``."""
-        with loader:
-            for batch in loader:
-                stream["batches"] += 1
-                if counts_here:
-                    self._yielded += 1
-                else:
-                    # A worker's state (state_dict in the worker) carries its
-                    # loader's; the main process's does not, so it is not
-                    # made for every batch there.
-                    stream["loader"] = loader.state()
-                yield _to_tensors(batch)
+        try:
+            with loader:
+                for batch in loader:
+                    stream["batches"] += 1
+                    if counts_here:
+                        self._yielded += 1
+                    else:
+                        # A worker's state (state_dict in the worker) carries
+                        # its loader's; the main process's does not, so it is
+                        # not made for every batch there.
+                        stream["loader"] = loader.state()
+                    yield _to_tensors(batch)
+        finally:
+            self._record_pool = loader._shared_record_pool()
 
     def state_dict(self, batches: Optional[int] = None, num_workers: int = 0) -> Dict[str, Any]:
         """Where the consumer is in the current epoch: ``batches`` it took from
@@ -531,20 +548,51 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                                     if key in ("world_size", "rank") else ""))
 
 
+_READ_ONLY_WARNING = "The given NumPy array is not writable"
+# Whether torch can still warn about a read-only array in this process. It
+# warns once per process: once a conversion here has spent that warning,
+# batches skip the (per-batch costly) warning filter.
+_read_only_warning_pending = True
+
+
+def _records_as_tensors(records: List[np.ndarray]) -> List[torch.Tensor]:
+    """Read-only arrays as tensors over the same memory, without torch's
+    warning that it cannot make them read-only."""
+    global _read_only_warning_pending
+    if not _read_only_warning_pending:
+        return list(map(torch.from_numpy, records))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tensors = list(map(torch.from_numpy, records))
+    spent = sum(_READ_ONLY_WARNING in str(w.message) for w in caught)
+    for w in caught:
+        if _READ_ONLY_WARNING not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    # Fewer warnings than records: torch warns at most once (a torch that
+    # warned for every record keeps the filter).
+    if len(records) > 1 and spent < len(records):
+        _read_only_warning_pending = False
+    return tensors
+
+
 def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any], List[Any]]:
     if isinstance(batch, list):
         # record_type="numpy": read-only arrays over the loader's pooled
-        # buffers, made tensors here without a copy (torch warns that it
-        # cannot make them read-only). In a DataLoader worker, copied once
-        # into shared memory for the trip to the main process.
+        # buffers, made tensors here without a copy. In a DataLoader worker,
+        # copied once into shared memory for the trip to the main process.
         if batch and not isinstance(batch[0], bytes):
             if torch.utils.data.get_worker_info() is not None:
                 return _SharedRecords(batch)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-                return [torch.from_numpy(record) for record in batch]
+            return _records_as_tensors(batch)
         return batch
     return {name: torch.from_numpy(value) if not isinstance(value, list) else value for name, value in batch.items()}
+
+
+def _as_delivered(batch: Any) -> Any:
+    """spool.torch.DataLoader's default collate_fn: the dataset's batches are
+    tensors already, so torch's default_convert (which walks every record of
+    every batch) has nothing to do."""
+    return batch
 
 
 class _SharedRecords(list):
@@ -611,7 +659,9 @@ class DataLoader(torch.utils.data.DataLoader):
     records) whatever ``num_workers`` is, and a state resumes on any world
     size and ``num_workers`` whose product divides ``partitions``.
 
-    Takes torch's options except ``batch_size`` (the dataset batches);
+    Takes torch's options except ``batch_size`` (the dataset batches;
+    ``collate_fn`` defaults to taking its batches as they are, tensors
+    already, where torch's default would walk every record again);
     ``persistent_workers=True`` keeps the worker processes from one epoch to
     the next, and each epoch still has its own order.
     """
@@ -621,6 +671,8 @@ class DataLoader(torch.utils.data.DataLoader):
             raise TypeError("spool.torch.DataLoader takes a spool.torch.StreamingDataset")
         if kwargs.pop("batch_size", None) is not None:
             raise ValueError("give batch_size to the StreamingDataset; its batches are made in C++")
+        if kwargs.get("collate_fn") is None:
+            kwargs["collate_fn"] = _as_delivered
         super().__init__(dataset, batch_size=None, **kwargs)
         if dataset.elastic and dataset.partitions % (dataset.world_size * max(self.num_workers, 1)):
             raise ValueError(f"in elastic mode world size x num_workers ({dataset.world_size} x "

@@ -79,6 +79,36 @@ BadShardPolicy ParseBadShards(const std::string& text) {
   throw StatusError(InvalidArgumentError("bad_shards '" + text + "' is not one of fail, skip"));
 }
 
+// A loader's record pool, kept by a StreamingDataset for the loader of its
+// next epoch (DataLoaderOptions::record_pool), which then reuses its blocks.
+// Never used in a forked child (a loader given it there fails; destroyed
+// there, it is leaked like the loaders).
+class SharedRecordPool {
+ public:
+  explicit SharedRecordPool(std::shared_ptr<records::RecordPool> pool) : pool_(std::move(pool)) {}
+  ~SharedRecordPool() {
+    if (owner_.Forked()) Abandon(std::move(pool_));
+  }
+  bool Forked() const { return owner_.Forked(); }
+  const std::shared_ptr<records::RecordPool>& Get() const {
+    owner_.CheckNotForked("a record pool");
+    return pool_;
+  }
+  // blocks_made (since it was made), bytes_live, bytes_idle.
+  py::dict Stats() const {
+    const records::RecordPoolStats stats = Get()->stats();
+    py::dict out;
+    out["blocks_made"] = stats.blocks_made;
+    out["bytes_live"] = stats.bytes_live;
+    out["bytes_idle"] = stats.bytes_idle;
+    return out;
+  }
+
+ private:
+  ProcessOwner owner_;
+  std::shared_ptr<records::RecordPool> pool_;
+};
+
 class Loader {
  public:
   Loader(std::vector<std::string> inputs, uint64_t batch_size, uint64_t seed, bool shuffle, uint64_t shuffle_buffer,
@@ -86,7 +116,8 @@ class Loader {
          int local_workers, int local_worker, int interleave, uint64_t memory_budget, uint64_t read_ahead,
          int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features,
          uint64_t partitions, uint64_t global_batch_size, const std::string& cache_dir, uint64_t cache_limit,
-         const std::string& cache_policy, const std::string& record_type, uint64_t fetch_chunk) {
+         const std::string& cache_policy, const std::string& record_type, uint64_t fetch_chunk,
+         const SharedRecordPool* record_pool) {
     specs_ = FeatureSpecsFrom(features);
     record_type_ = ParseRecordType(record_type);
     DataLoaderOptions options;
@@ -105,6 +136,7 @@ class Loader {
     options.memory_budget = memory_budget;
     options.read_ahead = read_ahead;
     options.fetch_chunk = fetch_chunk;
+    if (record_pool != nullptr) options.record_pool = record_pool->Get();
     options.prefetch_batches = prefetch_batches;
     options.bad_shard_policy = ParseBadShards(bad_shards);
     options.count_records = count_records;
@@ -218,6 +250,9 @@ class Loader {
     return out;
   }
 
+  // The pool this loader's records live in, for the loader opened after it.
+  SharedRecordPool SharedPool() { return SharedRecordPool(Get().record_pool()); }
+
   void Close() {
     if (!loader_ || owner_.Forked()) return;
     py::gil_scoped_release release;
@@ -243,14 +278,14 @@ void RegisterLoader(py::module_& m) {
       .def(py::init<std::vector<std::string>, uint64_t, uint64_t, bool, uint64_t, uint64_t, bool, std::optional<int>,
                     std::optional<int>, int, int, int, uint64_t, uint64_t, int, const std::string&, bool,
                     const py::list&, uint64_t, uint64_t, const std::string&, uint64_t, const std::string&,
-                    const std::string&, uint64_t>(),
+                    const std::string&, uint64_t, const SharedRecordPool*>(),
            py::arg("inputs"), py::arg("batch_size"), py::arg("seed"), py::arg("shuffle"), py::arg("shuffle_buffer"),
            py::arg("epochs"), py::arg("drop_remainder"), py::arg("rank"), py::arg("world_size"),
            py::arg("local_workers"), py::arg("local_worker"), py::arg("interleave"), py::arg("memory_budget"),
            py::arg("read_ahead"), py::arg("prefetch_batches"), py::arg("bad_shards"), py::arg("count_records"),
            py::arg("features"), py::arg("partitions") = 0, py::arg("global_batch_size") = 0, py::arg("cache_dir") = "",
            py::arg("cache_limit") = 0, py::arg("cache_policy") = "next_use", py::arg("record_type") = "bytes",
-           py::arg("fetch_chunk") = DataLoaderOptions{}.fetch_chunk)
+           py::arg("fetch_chunk") = DataLoaderOptions{}.fetch_chunk, py::arg("record_pool") = nullptr)
       .def("next", &Loader::Next)
       .def("state", &Loader::State)
       .def("resume", &Loader::Resume, py::arg("state"))
@@ -261,7 +296,11 @@ void RegisterLoader(py::module_& m) {
       .def("counters", &Loader::Counters)
       .def("requests", &Loader::Requests)
       .def("record_pool", &Loader::RecordPool)
+      .def("shared_record_pool", &Loader::SharedPool)
       .def("close", &Loader::Close);
+  py::class_<SharedRecordPool>(m, "_RecordPool")
+      .def_property_readonly("forked", &SharedRecordPool::Forked)
+      .def("stats", &SharedRecordPool::Stats);
   // The rank and world size a loader given these would use (the launcher's
   // environment fills in what is None): (rank, world_size, source).
   m.def(

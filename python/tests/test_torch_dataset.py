@@ -3,6 +3,7 @@ ranks and workers, exact resume, and spool.torch.save / load."""
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -100,6 +101,42 @@ def test_numpy_records_in_a_worker_are_a_list_and_replacements_cross(root: str) 
     replaced = list(torch.utils.data.DataLoader(spool.torch.StreamingDataset(inputs, **options), batch_size=None,
                                                 num_workers=2, collate_fn=_first_replaced_in_worker))
     assert all(batch[0].tolist() == [7, 7] for batch in replaced) and sum(len(b) for b in replaced) == 40
+
+
+def test_epochs_reuse_the_record_pool_of_the_epoch_before(root: str) -> None:
+    # Each epoch opens a new C++ loader; from the second on it takes the
+    # blocks the one before filled instead of mapping new ones, and delivers
+    # what a dataset that reused nothing delivers.
+    with spool.ShardedWriter(f"{root}/big", shards=3) as writer:
+        for i in range(300):
+            writer.write(bytes([i % 251]) * 10_000)
+    options = dict(batch_size=8, seed=4, shuffle_buffer=32, record_type="numpy", fetch_chunk=256 << 10,
+                   memory_budget=8 << 20)
+
+    def epoch_of(dataset: spool.torch.StreamingDataset, num_workers: int = 0) -> list:
+        return [bytes(r.numpy()) for batch in spool.torch.DataLoader(dataset, num_workers=num_workers)
+                for r in batch]
+
+    dataset = spool.torch.StreamingDataset(writer.manifest.url, **options)
+    got = [epoch_of(dataset)]
+    pool = dataset._record_pool
+    assert pool.stats()["blocks_made"] >= 8 and pool.stats()["bytes_live"] == 0
+    # Nothing of epoch 0 is held: blocks live in that pool now are epoch 1's.
+    batches = iter(spool.torch.DataLoader(dataset))
+    second = [bytes(r.numpy()) for r in next(batches)]
+    assert pool.stats()["bytes_live"] > 0
+    got.append(second + [bytes(r.numpy()) for batch in batches for r in batch])
+    got.append(epoch_of(dataset))
+    assert pool.stats()["bytes_live"] == 0 and pool.stats()["bytes_idle"] > 0
+    for epoch in range(3):
+        fresh = spool.torch.StreamingDataset(writer.manifest.url, **options)
+        fresh.set_epoch(epoch)
+        assert got[epoch] == epoch_of(fresh), f"epoch {epoch}"
+    assert len(got[0]) == 300 and got[0] != got[1]
+    # The pool stays in its process: a pickled copy has none, and forked
+    # workers open their own.
+    assert pickle.loads(pickle.dumps(dataset))._record_pool is None
+    assert sorted(epoch_of(dataset, num_workers=2)) == sorted(got[0])
 
 
 def test_memoryview_records_are_refused_with_what_to_use(root: str) -> None:

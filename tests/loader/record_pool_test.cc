@@ -145,6 +145,48 @@ TEST(DataLoaderRecords, ABatchOutlivesItsLoaderAndItsBlocksReturn) {
   EXPECT_EQ(pool->stats().bytes_live, 0u);
 }
 
+TEST(DataLoaderRecords, ALoaderOpenedAfterAnotherReusesItsPool) {
+  // An epoch per loader, as spool.torch's StreamingDataset opens them: the
+  // second loader, given the first one's pool, takes the blocks the first
+  // filled instead of making new ones, and delivers the same records.
+  MemoryStore::ClearBucket("loader-pool-handover");
+  MemoryStore store("loader-pool-handover");
+  auto dataset = WriteDataset(store, DatasetSpec{"ds/train", {300, 300, 300}, 20000});
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  DataLoaderOptions options;
+  options.inputs = {"mem://loader-pool-handover/" + dataset->glob};
+  options.batch_size = 16;
+  options.shuffle_buffer = 64;
+  options.memory_budget = 16 << 20;
+  auto epoch = [&](const DataLoaderOptions& opened_with, std::vector<std::string>* records) {
+    auto loader = DataLoader::Open(opened_with);
+    EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+    if (!loader.ok()) return std::make_pair(uint64_t{0}, std::shared_ptr<RecordPool>());
+    while (true) {
+      auto batch = (*loader)->Next();
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      if (!batch.ok() || !*batch) break;
+      for (std::string& record : (*batch)->records.CopyOut()) records->push_back(std::move(record));
+    }
+    return std::make_pair((*loader)->Counters().record_blocks_made, (*loader)->record_pool());
+  };
+  std::vector<std::string> first, second;
+  const auto [first_made, pool] = epoch(options, &first);
+  ASSERT_TRUE(pool);
+  ASSERT_GT(first_made, 8u);
+  EXPECT_EQ(pool->stats().bytes_live, 0u);
+  EXPECT_EQ(pool->stats().blocks_idle, first_made);  // all kept (within the budget) for the next loader
+  options.record_pool = pool;
+  const auto [second_made, same_pool] = epoch(options, &second);
+  EXPECT_EQ(same_pool, pool);
+  // Blocks made since the second loader opened: a few more at most, where
+  // its peak happened to exceed the first one's.
+  EXPECT_LE(second_made * 4, first_made) << second_made << " blocks made again, " << first_made << " the first time";
+  EXPECT_EQ(pool->stats().blocks_made, first_made + second_made);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(first.size(), 900u);
+}
+
 // Reads every epoch of a dataset written to a bucket of its own; returns
 // the loader's counters and the block size of its pool.
 struct DrainedLoader {

@@ -32,6 +32,17 @@ Status CheckOptions(const DataLoaderOptions& options) {
   return OkStatus();
 }
 
+std::shared_ptr<RecordPool> MakeRecordPool(const DataLoaderOptions& options) {
+  // Blocks of a quarter of a fetch (64 KiB to 1 MiB): small enough that the
+  // partly filled block of each open shard and a shuffle buffer's stragglers
+  // pin little, large enough for many small records. Idle blocks may fill
+  // the budget: the loader's reads are bounded by it (pinned blocks count),
+  // so the pool never holds more than the most that was live, and in steady
+  // state every block is a reused one (no new pages, no allocation).
+  const size_t block = static_cast<size_t>(std::clamp<uint64_t>(options.fetch_chunk / 4, 64 << 10, 1 << 20));
+  return std::make_shared<RecordPool>(block, std::max<uint64_t>(options.memory_budget, 4 * block));
+}
+
 }  // namespace
 
 DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::shared_ptr<std::vector<ShardInfo>> shards,
@@ -41,14 +52,8 @@ DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::sh
       shards_(std::move(shards)),
       fingerprint_(std::move(fingerprint)),
       counters_(std::make_shared<CounterBlock>()) {
-  // Blocks of a quarter of a fetch (64 KiB to 1 MiB): small enough that the
-  // partly filled block of each open shard and a shuffle buffer's stragglers
-  // pin little, large enough for many small records. Idle blocks may fill
-  // the budget: the loader's reads are bounded by it (pinned blocks count),
-  // so the pool never holds more than the most that was live, and in steady
-  // state every block is a reused one (no new pages, no allocation).
-  const size_t block = static_cast<size_t>(std::clamp<uint64_t>(options_.fetch_chunk / 4, 64 << 10, 1 << 20));
-  counters_->pool = std::make_shared<RecordPool>(block, std::max<uint64_t>(options_.memory_budget, 4 * block));
+  counters_->pool = options_.record_pool ? options_.record_pool : MakeRecordPool(options_);
+  counters_->record_blocks_at_open = counters_->pool->stats().blocks_made;
 }
 
 DataLoader::~DataLoader() { Close(); }
@@ -345,13 +350,13 @@ LoaderCounters DataLoader::Counters() const {
     out.cache_fetch_ahead = cache.fetch_ahead;
   }
   const RecordPoolStats pool = c.pool->stats();
-  out.record_blocks_made = pool.blocks_made;
+  out.record_blocks_made = pool.blocks_made - c.record_blocks_at_open;
   out.record_bytes_live = pool.bytes_live;
   out.record_bytes_idle = pool.bytes_idle;
   return out;
 }
 
-std::shared_ptr<const RecordPool> DataLoader::record_pool() const { return counters_->pool; }
+std::shared_ptr<RecordPool> DataLoader::record_pool() const { return counters_->pool; }
 
 RequestCounts DataLoader::Requests() const { return counters_->requests->Snapshot(); }
 

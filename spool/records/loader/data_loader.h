@@ -119,8 +119,9 @@ struct LoaderCounters {
   uint64_t budget_overruns = 0;     // fetches let past a full budget to avoid a stall
   uint64_t memory_budget = 0;       // DataLoaderOptions::memory_budget
   // The record pool (record_pool.h): blocks made since Open (flat in steady
-  // state), and bytes in blocks referenced now (by the loader or by batches
-  // the caller holds) or idle on the free list.
+  // state; 0 for a loader that reuses the pool of one before it), and bytes
+  // in blocks referenced now (by the loader or by batches the caller holds)
+  // or idle on the free list.
   uint64_t record_blocks_made = 0;
   uint64_t record_bytes_live = 0;
   uint64_t record_bytes_idle = 0;
@@ -199,7 +200,9 @@ class DataLoader {
   const WorkerIdentity& worker() const { return worker_; }
   const std::vector<ShardInfo>& shards() const { return *shards_; }
   // The pool the batches' records live in; outlives the loader while held.
-  std::shared_ptr<const RecordPool> record_pool() const;
+  // Given to the loader opened after this one (DataLoaderOptions::record_pool),
+  // it lends that one the blocks this one filled.
+  std::shared_ptr<RecordPool> record_pool() const;
 
  private:
   DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::shared_ptr<std::vector<ShardInfo>> shards,

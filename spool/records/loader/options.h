@@ -16,6 +16,7 @@
 #include "spool/core/executor.h"
 #include "spool/core/storage/object_store.h"
 #include "spool/core/storage/registry.h"
+#include "spool/records/record_pool.h"
 
 namespace spool::loader {
 
@@ -109,6 +110,15 @@ struct DataLoaderOptions {
   int prefetch_batches = 4;           // ready batches kept queued
   int prefetch_shards = 1;            // shards opened before their turn
   Executor* executor = nullptr;       // default: DefaultExecutor()
+  // Where the loader keeps its records (record_pool.h). Empty: a pool of its
+  // own. A caller that opens loaders one after another, an epoch each
+  // (spool.torch's StreamingDataset does), may give each the pool of the
+  // one before (DataLoader::record_pool()): it reuses the blocks that one
+  // filled, so no epoch maps and faults in new pages or unmaps them at its
+  // end. One loader at a time: a loader counts every referenced block of its
+  // pool against its budget, so two running at once would count each
+  // other's. The pool's block size stays the one it was made with.
+  std::shared_ptr<records::RecordPool> record_pool;
 
   // Local shard cache, off by default (docs/loader.md, "Shard cache"): whole
   // shards kept on local disk, shared by every loader of the node that names

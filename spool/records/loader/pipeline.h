@@ -74,6 +74,7 @@ class ReusedQueue {
 // record pool every pipeline of the loader fills.
 struct CounterBlock {
   std::shared_ptr<RecordPool> pool;
+  uint64_t record_blocks_at_open = 0;  // the pool's blocks_made when the loader opened
   std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
   // Where the loader's stores count their requests, and their value at Open
   // (DataLoader::Open sets both before the first pipeline starts).
