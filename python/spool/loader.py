@@ -269,7 +269,8 @@ class DataLoader:
     def _shared_record_pool(self) -> Any:
         """This loader's record pool, for the loader opened after it
         (``_record_pool=``), which then reuses its blocks instead of mapping
-        new ones: one loader at a time, in the process that opened this one."""
+        new ones: one loader at a time, in the process that opened this one
+        (None in a forked child)."""
         return self._native.shared_record_pool()
 
     def requests(self) -> Dict[str, Any]:

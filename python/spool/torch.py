@@ -321,14 +321,9 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         # The record pool of the last iteration that ended in this process,
         # lent to the next one's loader: epochs reuse its blocks (at most
         # memory_budget kept between them) instead of mapping new pages and
-        # unmapping them at each epoch's end. Never pickled; a pool inherited
-        # through fork is not used.
+        # unmapping them at each epoch's end. It pickles as None; a pool
+        # inherited through fork is not used.
         self._record_pool: Any = None
-
-    def __getstate__(self) -> Dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_record_pool"] = None
-        return state
 
     @property
     def elastic(self) -> bool:
@@ -429,7 +424,11 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         pool, self._record_pool = self._record_pool, None
         if pool is not None and pool.forked:
             pool = None
-        loader = self._open(workers, worker, epoch=epoch, _record_pool=pool)
+        try:
+            loader = self._open(workers, worker, epoch=epoch, _record_pool=pool)
+        except BaseException:
+            self._record_pool = pool
+            raise
         try:
             if local is not None:
                 loader.resume(local["loader"])
@@ -437,6 +436,7 @@ class StreamingDataset(torch.utils.data.IterableDataset):
                 loader._resume_at(epoch, position)
         except BaseException:
             loader.close()
+            self._record_pool = loader._shared_record_pool()
             raise
         if info is None:
             self._yielded = resume["batches"] if resume else 0
@@ -549,30 +549,35 @@ class StreamingDataset(torch.utils.data.IterableDataset):
 
 
 _READ_ONLY_WARNING = "The given NumPy array is not writable"
-# Whether torch can still warn about a read-only array in this process. It
-# warns once per process: once a conversion here has spent that warning,
-# batches skip the (per-batch costly) warning filter.
-_read_only_warning_pending = True
+# Whether each conversion of read-only arrays needs the warning filter: torch
+# warns once per process that it cannot make such a tensor read-only, and
+# the filter costs more than the conversion of a batch. None: not known yet.
+_read_only_filter_needed: Optional[bool] = None
+
+
+def _torch_warns_again_about_read_only_arrays() -> bool:
+    """Spends torch's warning about read-only arrays on a 1-byte array (it
+    warns once per process); True for a torch that would warn again."""
+    dummy = np.zeros(1, np.uint8)
+    dummy.flags.writeable = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.from_numpy(dummy)
+        torch.from_numpy(dummy)
+    return sum(_READ_ONLY_WARNING in str(w.message) for w in caught) > 1
 
 
 def _records_as_tensors(records: List[np.ndarray]) -> List[torch.Tensor]:
     """Read-only arrays as tensors over the same memory, without torch's
     warning that it cannot make them read-only."""
-    global _read_only_warning_pending
-    if not _read_only_warning_pending:
+    global _read_only_filter_needed
+    if _read_only_filter_needed is None:
+        _read_only_filter_needed = _torch_warns_again_about_read_only_arrays()
+    if not _read_only_filter_needed:
         return list(map(torch.from_numpy, records))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tensors = list(map(torch.from_numpy, records))
-    spent = sum(_READ_ONLY_WARNING in str(w.message) for w in caught)
-    for w in caught:
-        if _READ_ONLY_WARNING not in str(w.message):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    # Fewer warnings than records: torch warns at most once (a torch that
-    # warned for every record keeps the filter).
-    if len(records) > 1 and spent < len(records):
-        _read_only_warning_pending = False
-    return tensors
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_READ_ONLY_WARNING)
+        return list(map(torch.from_numpy, records))
 
 
 def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any], List[Any]]:
@@ -660,8 +665,9 @@ class DataLoader(torch.utils.data.DataLoader):
     size and ``num_workers`` whose product divides ``partitions``.
 
     Takes torch's options except ``batch_size`` (the dataset batches;
-    ``collate_fn`` defaults to taking its batches as they are, tensors
-    already, where torch's default would walk every record again);
+    without a ``collate_fn``, a ``StreamingDataset``'s batches, tensors
+    already, are taken as they are, where torch's default would walk every
+    record again);
     ``persistent_workers=True`` keeps the worker processes from one epoch to
     the next, and each epoch still has its own order.
     """
@@ -671,7 +677,7 @@ class DataLoader(torch.utils.data.DataLoader):
             raise TypeError("spool.torch.DataLoader takes a spool.torch.StreamingDataset")
         if kwargs.pop("batch_size", None) is not None:
             raise ValueError("give batch_size to the StreamingDataset; its batches are made in C++")
-        if kwargs.get("collate_fn") is None:
+        if "collate_fn" not in kwargs and type(dataset).__iter__ is StreamingDataset.__iter__:
             kwargs["collate_fn"] = _as_delivered
         super().__init__(dataset, batch_size=None, **kwargs)
         if dataset.elastic and dataset.partitions % (dataset.world_size * max(self.num_workers, 1)):

@@ -79,6 +79,14 @@ BadShardPolicy ParseBadShards(const std::string& text) {
   throw StatusError(InvalidArgumentError("bad_shards '" + text + "' is not one of fail, skip"));
 }
 
+py::dict PoolDict(uint64_t blocks_made, uint64_t bytes_live, uint64_t bytes_idle) {
+  py::dict out;
+  out["blocks_made"] = blocks_made;
+  out["bytes_live"] = bytes_live;
+  out["bytes_idle"] = bytes_idle;
+  return out;
+}
+
 // A loader's record pool, kept by a StreamingDataset for the loader of its
 // next epoch (DataLoaderOptions::record_pool), which then reuses its blocks.
 // Never used in a forked child (a loader given it there fails; destroyed
@@ -97,11 +105,7 @@ class SharedRecordPool {
   // blocks_made (since it was made), bytes_live, bytes_idle.
   py::dict Stats() const {
     const records::RecordPoolStats stats = Get()->stats();
-    py::dict out;
-    out["blocks_made"] = stats.blocks_made;
-    out["bytes_live"] = stats.bytes_live;
-    out["bytes_idle"] = stats.bytes_idle;
-    return out;
+    return PoolDict(stats.blocks_made, stats.bytes_live, stats.bytes_idle);
   }
 
  private:
@@ -243,15 +247,15 @@ class Loader {
   // records Python still holds) and idle.
   py::dict RecordPool() {
     const LoaderCounters c = Get().Counters();
-    py::dict out;
-    out["blocks_made"] = c.record_blocks_made;
-    out["bytes_live"] = c.record_bytes_live;
-    out["bytes_idle"] = c.record_bytes_idle;
-    return out;
+    return PoolDict(c.record_blocks_made, c.record_bytes_live, c.record_bytes_idle);
   }
 
-  // The pool this loader's records live in, for the loader opened after it.
-  SharedRecordPool SharedPool() { return SharedRecordPool(Get().record_pool()); }
+  // The pool this loader's records live in, for the loader opened after it;
+  // None in a forked child (the pool is the parent's).
+  py::object SharedPool() {
+    if (owner_.Forked()) return py::none();
+    return py::cast(SharedRecordPool(loader_->record_pool()));
+  }
 
   void Close() {
     if (!loader_ || owner_.Forked()) return;
@@ -300,7 +304,9 @@ void RegisterLoader(py::module_& m) {
       .def("close", &Loader::Close);
   py::class_<SharedRecordPool>(m, "_RecordPool")
       .def_property_readonly("forked", &SharedRecordPool::Forked)
-      .def("stats", &SharedRecordPool::Stats);
+      .def("stats", &SharedRecordPool::Stats)
+      // Process-local: a pickled (or deep-copied) pool is None.
+      .def("__reduce__", [](const SharedRecordPool&) { return py::make_tuple(py::type::of(py::none()), py::tuple()); });
   // The rank and world size a loader given these would use (the launcher's
   // environment fills in what is None): (rank, world_size, source).
   m.def(

@@ -3,6 +3,7 @@ ranks and workers, exact resume, and spool.torch.save / load."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import warnings
 
@@ -136,7 +137,22 @@ def test_epochs_reuse_the_record_pool_of_the_epoch_before(root: str) -> None:
     # The pool stays in its process: a pickled copy has none, and forked
     # workers open their own.
     assert pickle.loads(pickle.dumps(dataset))._record_pool is None
+    assert copy.deepcopy(dataset)._record_pool is None
     assert sorted(epoch_of(dataset, num_workers=2)) == sorted(got[0])
+
+
+def test_read_only_records_become_tensors_without_torchs_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    # torch warns once per process about read-only arrays: the first
+    # conversion spends that warning, and later ones need no filter.
+    monkeypatch.setattr(spool.torch, "_read_only_filter_needed", None)
+    records = [np.frombuffer(bytes([i]) * 5, np.uint8) for i in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            tensors = spool.torch._records_as_tensors(records)
+            assert [t.tolist() for t in tensors] == [[i] * 5 for i in range(3)]
+            assert spool.torch._read_only_filter_needed is False
+        assert torch.from_numpy(records[0]).tolist() == [0] * 5  # spent: no warning raised
 
 
 def test_memoryview_records_are_refused_with_what_to_use(root: str) -> None:

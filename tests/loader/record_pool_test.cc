@@ -185,6 +185,25 @@ TEST(DataLoaderRecords, ALoaderOpenedAfterAnotherReusesItsPool) {
   EXPECT_EQ(pool->stats().blocks_made, first_made + second_made);
   EXPECT_EQ(second, first);
   EXPECT_EQ(first.size(), 900u);
+
+  // A pool whose records the caller still holds in quantity (more than a
+  // quarter of the budget) is not taken: the next loader would count them
+  // against its budget and read one fetch at a time.
+  std::vector<Batch> kept;
+  {
+    auto loader = DataLoader::Open(options);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    while (true) {
+      auto batch = (*loader)->Next();
+      ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+      if (!*batch) break;
+      kept.push_back(std::move(**batch));
+    }
+  }
+  ASSERT_GT(pool->bytes_live(), options.memory_budget / 4);
+  auto next = DataLoader::Open(options);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_NE((*next)->record_pool(), pool);
 }
 
 // Reads every epoch of a dataset written to a bucket of its own; returns

@@ -52,7 +52,11 @@ DataLoader::DataLoader(DataLoaderOptions options, WorkerIdentity worker, std::sh
       shards_(std::move(shards)),
       fingerprint_(std::move(fingerprint)),
       counters_(std::make_shared<CounterBlock>()) {
-  counters_->pool = options_.record_pool ? options_.record_pool : MakeRecordPool(options_);
+  // A pool whose blocks the caller still holds in quantity (records of the
+  // last epoch kept) is not reused: this loader would count them against
+  // its budget and read one fetch at a time.
+  const bool reuse = options_.record_pool && options_.record_pool->bytes_live() <= options_.memory_budget / 4;
+  counters_->pool = reuse ? options_.record_pool : MakeRecordPool(options_);
   counters_->record_blocks_at_open = counters_->pool->stats().blocks_made;
 }
 

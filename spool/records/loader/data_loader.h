@@ -201,7 +201,8 @@ class DataLoader {
   const std::vector<ShardInfo>& shards() const { return *shards_; }
   // The pool the batches' records live in; outlives the loader while held.
   // Given to the loader opened after this one (DataLoaderOptions::record_pool),
-  // it lends that one the blocks this one filled.
+  // it lends that one the blocks this one filled (unless the caller still
+  // holds many of them).
   std::shared_ptr<RecordPool> record_pool() const;
 
  private:

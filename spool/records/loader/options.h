@@ -117,7 +117,10 @@ struct DataLoaderOptions {
   // filled, so no epoch maps and faults in new pages or unmaps them at its
   // end. One loader at a time: a loader counts every referenced block of its
   // pool against its budget, so two running at once would count each
-  // other's. The pool's block size stays the one it was made with.
+  // other's; a pool of which more than a quarter of memory_budget is still
+  // referenced (records of the last loader that the caller keeps) is not
+  // reused, and the loader makes its own. The pool's block size stays the
+  // one it was made with.
   std::shared_ptr<records::RecordPool> record_pool;
 
   // Local shard cache, off by default (docs/loader.md, "Shard cache"): whole
