@@ -74,8 +74,9 @@ class SpoolRounds:
     one spool.torch.DataLoader, as a training run reads it (each epoch opens a
     new C++ loader; without workers, from the second on it reuses the record
     pool of the one before; workers are new processes each epoch), against
-    one loader_bench pass of as many epochs (one C++ loader, one pool). The C++ loader's options in loader_bench, its 2 MiB
-    fetch_chunk included. The dataset is kept until :meth:`release`, so that
+    one loader_bench pass of as many epochs (one C++ loader, one pool). The
+    C++ loader's options in loader_bench, its 2 MiB fetch_chunk included.
+    The dataset is kept until :meth:`release`, so that
     its teardown (unmapping the pool) falls outside the timing, as the C++
     loader's does in loader_bench."""
 

@@ -119,7 +119,7 @@ struct LoaderCounters {
   uint64_t budget_overruns = 0;     // fetches let past a full budget to avoid a stall
   uint64_t memory_budget = 0;       // DataLoaderOptions::memory_budget
   // The record pool (record_pool.h): blocks made since Open (flat in steady
-  // state; 0 for a loader that reuses the pool of one before it), and bytes
+  // state; few for a loader that reuses the pool of one before it), and bytes
   // in blocks referenced now (by the loader or by batches the caller holds)
   // or idle on the free list.
   uint64_t record_blocks_made = 0;
