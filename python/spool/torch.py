@@ -60,6 +60,7 @@ import torch.utils.data
 
 import spool
 from spool._torch_archive import TorchArchiveReader
+from spool._worker_batches import SharedRecords
 from spool.loader import FeatureSpec, PathLike
 from spool.map_dataset import RecordMapDataset  # the map-style dataset (its own module)
 
@@ -584,10 +585,11 @@ def _to_tensors(batch: Union[Dict[str, Any], List[Any]]) -> Union[Dict[str, Any]
     if isinstance(batch, list):
         # record_type="numpy": read-only arrays over the loader's pooled
         # buffers, made tensors here without a copy. In a DataLoader worker,
-        # copied once into shared memory for the trip to the main process.
+        # copied once into a kept shared-memory segment for the trip to the
+        # main process.
         if batch and not isinstance(batch[0], bytes):
             if torch.utils.data.get_worker_info() is not None:
-                return _SharedRecords(batch)
+                return SharedRecords(batch)
             return _records_as_tensors(batch)
         return batch
     return {name: torch.from_numpy(value) if not isinstance(value, list) else value for name, value in batch.items()}
@@ -598,47 +600,6 @@ def _as_delivered(batch: Any) -> Any:
     tensors already, so torch's default_convert (which walks every record of
     every batch) has nothing to do."""
     return batch
-
-
-class _SharedRecords(list):
-    """A DataLoader worker's batch of ``record_type="numpy"`` records: a list
-    of ``uint8`` tensors, views of one tensor in shared memory into which the
-    records were copied once. It crosses to the main process as that one
-    tensor (one file descriptor under torch's default sharing strategy) and
-    unpickles there as a plain list of views of it; the segment goes with
-    the last view. Left to torch, each record became a tensor of its own,
-    moved into a shared-memory segment of its own. A batch whose records a
-    worker replaced (a collate_fn, a wrapping dataset) pickles as a list."""
-
-    __slots__ = ("_packed", "_sizes", "_views")
-
-    def __init__(self, records: List[Any]) -> None:
-        sizes = [record.size for record in records]
-        packed = torch.empty(sum(sizes), dtype=torch.uint8)
-        if packed.numel():
-            packed.share_memory_()
-        np.concatenate(records, out=packed.numpy())
-        views = torch.split(packed, sizes)
-        super().__init__(views)
-        self._packed, self._sizes, self._views = packed, sizes, views
-
-    def __copy__(self) -> "_SharedRecords":
-        # torch's default_convert copies a list batch before converting its
-        # items (tensors stay as they are): the copy keeps the one tensor.
-        copied = _SharedRecords.__new__(_SharedRecords)
-        list.__init__(copied, self)
-        copied._packed, copied._sizes, copied._views = self._packed, self._sizes, self._views
-        return copied
-
-    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
-        if len(self) == len(self._views) and all(mine is view for mine, view in zip(self, self._views)):
-            return _records_of_shared, (self._packed, self._sizes)
-        return list, (list(self),)
-
-
-def _records_of_shared(packed: torch.Tensor, sizes: List[int]) -> List[torch.Tensor]:
-    """A :class:`_SharedRecords` in the receiving process: views of its tensor."""
-    return list(torch.split(packed, sizes))
 
 
 def _join(batches: List[Union[Dict[str, Any], List[Any]]]) -> Union[Dict[str, Any], List[Any]]:

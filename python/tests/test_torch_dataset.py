@@ -73,10 +73,10 @@ def test_numpy_records_come_as_uint8_tensors_without_a_warning(root: str, num_wo
     assert all(isinstance(r, torch.Tensor) and r.dtype == torch.uint8 and r.dim() == 1 for r in got)
     assert [bytes(r.numpy()) for r in got] == expected and len(got) == 40
     if num_workers:
-        # A worker's batch crosses as one shared-memory tensor, each record a
-        # view of it (not a segment per record).
-        assert all(len({r.untyped_storage().data_ptr() for r in batch}) == 1 for batch in batches)
-        assert all(batch[0].untyped_storage().is_shared() for batch in batches)
+        # A worker's batch crosses in one shared-memory segment, each record
+        # a view of it (not a segment per record).
+        mappings = [{_mapping_of(r.data_ptr()) for r in batch} for batch in batches]
+        assert all(len(held) == 1 and "/dev/shm/" in held.pop() for held in mappings)
 
 
 def _sizes_in_worker(batch: list) -> list:
@@ -99,9 +99,15 @@ def test_numpy_records_in_a_worker_are_a_list_and_replacements_cross(root: str) 
     sizes = list(torch.utils.data.DataLoader(spool.torch.StreamingDataset(inputs, **options), batch_size=None,
                                              num_workers=2, collate_fn=_sizes_in_worker))
     assert sorted(sum(sizes, [])) == sorted(sum(expected, [])) and len(sum(sizes, [])) == 40
-    replaced = list(torch.utils.data.DataLoader(spool.torch.StreamingDataset(inputs, **options), batch_size=None,
-                                                num_workers=2, collate_fn=_first_replaced_in_worker))
+    replaced, at_arrival = [], []
+    for batch in torch.utils.data.DataLoader(spool.torch.StreamingDataset(inputs, **options), batch_size=None,
+                                             num_workers=2, collate_fn=_first_replaced_in_worker):
+        replaced.append(batch)
+        at_arrival.append([bytes(r.numpy()) for r in batch])
     assert all(batch[0].tolist() == [7, 7] for batch in replaced) and sum(len(b) for b in replaced) == 40
+    # The other records are still views of their batch's segment, which the
+    # worker must not have filled again.
+    assert [[bytes(r.numpy()) for r in batch] for batch in replaced] == at_arrival
 
 
 def test_epochs_reuse_the_record_pool_of_the_epoch_before(root: str) -> None:
