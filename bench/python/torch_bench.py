@@ -17,7 +17,7 @@ epochs, then as many epochs of a new dataset in every Python case, so a
 change in the machine's state between rounds touches both sides of a ratio
 alike. Prints a Markdown table and writes --json.
 
-    bench/python/run.sh <build dir> [--records 4096] [--rounds 3] [--epochs 3] [--state-mib 1024]
+    bench/python/run.sh <build dir> [--records 4096] [--rounds 3] [--epochs 3] [--state-mib 1024] [--only REGEX]
 """
 
 from __future__ import annotations
@@ -162,10 +162,11 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=3, help="epochs per round, in C++ and Python alike")
     parser.add_argument("--state-mib", type=int, default=1024)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--only", metavar="REGEX",
+                        help="only the streaming cases whose name matches (e.g. '0 workers, numpy'), beside the "
+                             "C++ loader; the boto3 and checkpoint cases are left out")
     args = parser.parse_args()
 
-    # The dataset, written once (and kept) by the C++ bench's own writer.
-    loader_bench(args.build, args.s3, args.local, args.records, "--passes", "1", "--keep")
     manifests = {"local": f"{args.local}/loader-bench.manifest.json", "s3": f"{args.s3}/loader-bench.manifest.json"}
     cases: Dict[str, Tuple[str, SpoolRounds]] = {}
     for source, manifest in manifests.items():
@@ -173,7 +174,12 @@ def main() -> int:
         # over the loader's buffers, as the C++ loader hands them out.
         for workers, record_type in ((0, "bytes"), (0, "numpy"), (2, "bytes"), (2, "numpy")):
             name = f"{source}: StreamingDataset, {workers} workers, {record_type}"
-            cases[name] = (source, SpoolRounds(manifest, workers, record_type, args.epochs))
+            if args.only is None or re.search(args.only, name):
+                cases[name] = (source, SpoolRounds(manifest, workers, record_type, args.epochs))
+    if not cases:
+        parser.error(f"no streaming case matches --only {args.only!r}")
+    # The dataset, written once (and kept) by the C++ bench's own writer.
+    loader_bench(args.build, args.s3, args.local, args.records, "--passes", "1", "--keep")
     cpp_rates: Dict[str, List[float]] = {}
     samples: Dict[str, List[Tuple[float, float, float]]] = {name: [] for name in cases}
     for _ in range(args.rounds):
@@ -188,10 +194,11 @@ def main() -> int:
     for name, (source, _) in cases.items():
         results["streaming"][name] = summarize(samples[name])
         results["streaming"][name]["vs_cpp"] = results["streaming"][name]["median"] / cpp[source]
-    bucket, _, prefix = args.s3[len("s3://"):].partition("/")
-    boto = measure(lambda: stream_boto3(bucket, f"{prefix}/loader-bench"), args.rounds)
-    results["streaming"]["s3: boto3 + Python TFRecord reader"] = boto
-    results["checkpoint"] = checkpoint_cases(args.s3, args.state_mib, args.rounds)
+    if args.only is None:
+        bucket, _, prefix = args.s3[len("s3://"):].partition("/")
+        boto = measure(lambda: stream_boto3(bucket, f"{prefix}/loader-bench"), args.rounds)
+        results["streaming"]["s3: boto3 + Python TFRecord reader"] = boto
+        results["checkpoint"] = checkpoint_cases(args.s3, args.state_mib, args.rounds)
 
     print(f"\nStreaming {args.records} x 100 KB records, {args.epochs} epochs a round (median records/s of "
           f"{args.rounds} rounds, min-max, client CPU s); C++ DataLoader (median of as many passes of "
@@ -200,13 +207,14 @@ def main() -> int:
     for name, r in results["streaming"].items():
         versus = f"{r['vs_cpp']:.2f}x" if "vs_cpp" in r else "-"
         print(f"| {name} | {r['median']:.0f} | {r['min']:.0f}-{r['max']:.0f} | {versus} | {r['cpu_seconds']:.1f} |")
-    spool_s3 = max(r["median"] for n, r in results["streaming"].items() if n.startswith("s3: Streaming"))
-    print(f"\nspool vs boto3 + Python reader on s3: {spool_s3 / boto['median']:.1f}x")
-    print(f"\nCheckpoint of a {args.state_mib} MiB state_dict to S3 (median of {args.rounds})\n")
-    print("| case | MiB/s | min-max | seconds | client CPU s |\n|---|---|---|---|---|")
-    for name, r in results["checkpoint"].items():
-        print(f"| {name} | {r['median'] / 2**20:.0f} | {r['min'] / 2**20:.0f}-{r['max'] / 2**20:.0f} | "
-              f"{r['seconds']:.1f} | {r['cpu_seconds']:.1f} |")
+    if args.only is None:
+        spool_s3 = max(r["median"] for n, r in results["streaming"].items() if n.startswith("s3: Streaming"))
+        print(f"\nspool vs boto3 + Python reader on s3: {spool_s3 / boto['median']:.1f}x")
+        print(f"\nCheckpoint of a {args.state_mib} MiB state_dict to S3 (median of {args.rounds})\n")
+        print("| case | MiB/s | min-max | seconds | client CPU s |\n|---|---|---|---|---|")
+        for name, r in results["checkpoint"].items():
+            print(f"| {name} | {r['median'] / 2**20:.0f} | {r['min'] / 2**20:.0f}-{r['max'] / 2**20:.0f} | "
+                  f"{r['seconds']:.1f} | {r['cpu_seconds']:.1f} |")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(results, out, indent=2)

@@ -1,35 +1,48 @@
 """How a DataLoader worker's batch of ``record_type="numpy"`` records
 reaches the main process: copied once into a shared-memory segment that the
-worker keeps and reuses, once the main process has dropped every record of
-the batch it carried.
+worker keeps and fills again once nothing can read the batch it carried.
 
-Why reuse: a fresh segment per batch had its pages faulted in by the worker
-(about 2 us per 4 KiB page on a VM, 1.85 ms for a 3.2 MB batch), and freed
-by the main process when the batch died. Both were more than the copy.
+Why keep segments: a fresh segment per batch had its pages faulted in by
+the worker (about 2 us per 4 KiB page on a VM, 1.85 ms for a 3.2 MB batch)
+and freed by the main process when the batch died. Both cost more than
+the copy.
 
-The hand-over, per segment: its first byte says who holds it. The worker
-sets it to 1 when it fills the segment; in the main process a finalizer on
-the array the batch's records are views of sets it back to 0 when the last
-of them is gone (torch's tensors made from those views keep them alive).
-Each side writes the byte only while it holds the segment, so no lock is
-needed: the worker reads it, and refills only a segment at 0.
+When a segment may be filled again (all three must hold):
+- in the worker, no record of its batch is alive (a finalizer on the array
+  the records are views of says so), so a dataset or collate_fn that keeps
+  a batch, or yields it again, keeps the segment;
+- the batch crossed to the main process at most once, through
+  :meth:`SharedRecords.__reduce__`, and there every record of it is gone:
+  the segment's first byte says so (the worker sets it when the batch
+  crosses, and the main process's finalizer clears it). A batch that
+  crossed twice makes its segment one that is never filled again;
+- the records cannot reach the main process any other way: in the worker
+  they are tensors over NumPy arrays, not over torch's shared storage, so
+  torch's pickling copies a record that leaves its batch (a collate_fn
+  that puts it in a dict) into a segment of its own, as for any tensor.
 
-Threading: a worker's pool is used by the thread that iterates the dataset;
-the main process's finalizers may run on any thread (torch's pin-memory
-thread drops the batches it copies). Fork: a pool belongs to the process
-that made it, and a forked child starts with none (it must never fill
-segments its parent handed out); only the process that received a batch
-gives its segment back, not a child forked with copies of the batch.
+Each side writes the first byte only while it holds the segment, so no
+lock is needed across processes. Within a worker the pool takes a lock
+(the records' finalizer and torch's pickling run on other threads).
+
+Fork: a pool belongs to the process that made it, and a forked child
+starts with none. In the main process, batches received before a fork are
+never given back (the child has copies of them over the same pages).
+Only under torch's default ``file_descriptor`` sharing strategy: with
+``file_system`` a kept segment would outlive the worker in /dev/shm, so
+each batch takes a fresh one, as torch does.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
 import torch
+import torch.multiprocessing
 
 # Bytes before a batch's records: the holder byte, and 64-byte alignment.
 _HEADER = 64
@@ -49,36 +62,87 @@ def _new_segment(size: int) -> torch.Tensor:
     return torch.empty(size, dtype=torch.uint8).share_memory_()
 
 
+class _Fill:
+    """One batch's use of a segment, in the worker. It refers to the
+    batch's records only weakly: they are the batch's to keep alive."""
+
+    __slots__ = ("segment", "holder", "records", "sizes", "in_worker", "crossings", "__weakref__")
+
+    def __init__(self, segment: torch.Tensor, holder: np.ndarray) -> None:
+        self.segment, self.holder = segment, holder
+        self.records: Tuple["weakref.ReferenceType[torch.Tensor]", ...] = ()
+        self.sizes: List[int] = []
+        self.in_worker = True  # until the last record of the batch is gone here
+        self.crossings = 0
+
+
+_Entry = Tuple[torch.Tensor, np.ndarray, List[Optional[_Fill]]]  # a segment, its holder byte, its last fill
+
+
 class _SegmentPool:
     """One worker's kept segments."""
 
     def __init__(self) -> None:
         self.pid = os.getpid()
-        self._segments: List[Tuple[torch.Tensor, np.ndarray]] = []  # (segment, its holder byte)
+        self.keeps = torch.multiprocessing.get_sharing_strategy() == "file_descriptor"
+        self._lock = threading.Lock()
+        self._segments: List[_Entry] = []
 
-    def take(self, payload: int) -> torch.Tensor:
-        """A segment with room for ``payload`` bytes after its header, held by this worker."""
-        need = _HEADER + payload
-        for segment, holder in self._segments:
-            if holder[0] == _FREE and segment.numel() >= need:
-                holder[0] = _HELD
-                return segment
-        segment = _new_segment(need)
-        holder = segment.numpy()[:1]
-        holder[0] = _HELD
-        if len(self._segments) < _KEPT:
-            self._segments.append((segment, holder))
-        else:
-            # Replaces a free one that was too small, if any; else not kept.
-            for i, (_, kept_holder) in enumerate(self._segments):
-                if kept_holder[0] == _FREE:
-                    self._segments[i] = (segment, holder)
-                    break
-        return segment
+    def fill(self, records: List[np.ndarray]) -> Tuple[_Fill, List[torch.Tensor]]:
+        """Copies ``records`` into a free segment (or a new one): the fill,
+        and the records as tensors over the segment."""
+        sizes = [record.size for record in records]
+        need = _HEADER + sum(sizes)
+        with self._lock:
+            entry = next((e for e in self._segments if e[0].numel() >= need and self._free(e)), None)
+            if entry is None:
+                segment = _new_segment(need)
+                entry = (segment, segment.numpy()[:1], [None])
+                entry[1][0] = _FREE
+                self._keep(entry)
+            segment, holder, last = entry
+            fill = last[0] = _Fill(segment, holder)
+        whole = segment.numpy()
+        if records:
+            np.concatenate(records, out=whole[_HEADER:need])
+        tensors, start = [], _HEADER
+        for size in sizes:
+            tensors.append(torch.from_numpy(whole[start:start + size]))
+            start += size
+        fill.records, fill.sizes = tuple(map(weakref.ref, tensors)), sizes
+        # The records' arrays keep `whole` alive; when they are all gone
+        # here, only the main process (if the batch crossed) can read it.
+        weakref.finalize(whole, _left_the_worker, weakref.ref(fill)).atexit = False
+        return fill, tensors
 
     def forget(self, segment: torch.Tensor) -> None:
-        """Stops reusing ``segment`` (its records crossed without the finalizer)."""
-        self._segments = [(s, h) for s, h in self._segments if s is not segment]
+        """Never fills ``segment`` again."""
+        with self._lock:
+            self._segments = [e for e in self._segments if e[0] is not segment]
+
+    @staticmethod
+    def _free(entry: _Entry) -> bool:
+        _, holder, last = entry
+        fill = last[0]
+        return holder[0] == _FREE and (fill is None or not fill.in_worker)
+
+    def _keep(self, entry: _Entry) -> None:
+        if not self.keeps:
+            return
+        if len(self._segments) < _KEPT:
+            self._segments.append(entry)
+            return
+        # Replaces a free one that was too small, if any; else not kept.
+        for i, kept in enumerate(self._segments):
+            if self._free(kept):
+                self._segments[i] = entry
+                return
+
+
+def _left_the_worker(fill: "weakref.ReferenceType[_Fill]") -> None:
+    alive = fill()
+    if alive is not None:
+        alive.in_worker = False
 
 
 _pool: Optional[_SegmentPool] = None
@@ -93,48 +157,68 @@ def _this_process_pool() -> _SegmentPool:
 
 class SharedRecords(list):
     """A DataLoader worker's batch of ``record_type="numpy"`` records: a list
-    of ``uint8`` tensors, views of a kept shared-memory segment into which
-    the records were copied once. It crosses to the main process as that one
-    segment (one file descriptor under torch's default sharing strategy) and
-    unpickles there as a plain list of tensors over it. A batch whose
+    of ``uint8`` tensors over a kept shared-memory segment into which the
+    records were copied once. It crosses to the main process as that one
+    segment (one file descriptor under torch's default sharing strategy)
+    and unpickles there as a plain list of tensors over it. A batch whose
     records a worker replaced (a collate_fn, a wrapping dataset) pickles as
-    a list, and its segment is no longer reused."""
+    a list: torch copies each of its records into shared memory."""
 
-    __slots__ = ("_segment", "_sizes", "_views")
+    __slots__ = ("_fill",)
 
     def __init__(self, records: List[np.ndarray]) -> None:
-        sizes = [record.size for record in records]
-        total = sum(sizes)
-        segment = _this_process_pool().take(total)
-        payload = segment[_HEADER:_HEADER + total]
-        if records:
-            np.concatenate(records, out=payload.numpy())
-        views = torch.split(payload, sizes)
-        super().__init__(views)
-        self._segment, self._sizes, self._views = segment, sizes, views
+        fill, tensors = _this_process_pool().fill(records)
+        super().__init__(tensors)
+        self._fill = fill
 
     def __copy__(self) -> "SharedRecords":
         # torch's default_convert copies a list batch before converting its
-        # items (tensors stay as they are): the copy keeps the segment.
+        # items (tensors stay as they are): the copy shares the fill.
         copied = SharedRecords.__new__(SharedRecords)
         list.__init__(copied, self)
-        copied._segment, copied._sizes, copied._views = self._segment, self._sizes, self._views
+        copied._fill = self._fill
         return copied
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
-        if len(self) == len(self._views) and all(mine is view for mine, view in zip(self, self._views)):
-            return records_of_segment, (self._segment, self._sizes)
-        # The main process will hold views of the segment that no finalizer
-        # watches, so it must never be refilled.
-        _this_process_pool().forget(self._segment)
-        return list, (list(self),)
+        fill = self._fill
+        if len(self) != len(fill.records) or any(mine is not record() for mine, record in zip(self, fill.records)):
+            return list, (list(self),)
+        fill.crossings += 1
+        if fill.crossings > 1:
+            # A second main-process copy would give the segment back while
+            # the first still reads it.
+            _this_process_pool().forget(fill.segment)
+        fill.holder[0] = _HELD
+        return records_of_segment, (fill.segment, fill.sizes)
 
 
-def _give_back(holder: np.ndarray, receiver: int) -> None:
-    # A child forked from the receiver has copies of its batches (and their
-    # finalizers) over the same shared pages: only the receiver gives back.
+# In the main process: the finalizers of the batches received, so that a
+# fork can stop them from giving segments back (the child has copies).
+# Reentrant: a collection that runs inside the lock may call a finalizer.
+_received_lock = threading.RLock()
+_received: "set[weakref.finalize]" = set()
+
+
+def _give_back(holder: np.ndarray, receiver: int, finalizer: List[Optional[weakref.finalize]]) -> None:
+    with _received_lock:
+        _received.discard(finalizer[0])  # type: ignore[arg-type]
     if os.getpid() == receiver:
         holder[0] = _FREE
+
+
+def _keep_received_batches_held() -> None:
+    with _received_lock:
+        for finalizer in _received:
+            finalizer.detach()
+        _received.clear()
+
+
+def _start_the_child_afresh() -> None:
+    global _received_lock
+    _received_lock = threading.RLock()  # another thread may have held it at the fork
+
+
+os.register_at_fork(before=_keep_received_batches_held, after_in_child=_start_the_child_afresh)
 
 
 def records_of_segment(segment: torch.Tensor, sizes: List[int]) -> List[torch.Tensor]:
@@ -144,8 +228,12 @@ def records_of_segment(segment: torch.Tensor, sizes: List[int]) -> List[torch.Te
     # NumPy's views of `whole` keep `whole` itself alive (it does not own
     # its memory, and its base is a tensor, so their bases stop at it).
     # The holder byte is a view of another array, or it would keep `whole`.
-    finalizer = weakref.finalize(whole, _give_back, segment.numpy()[:1], os.getpid())
+    slot: List[Optional[weakref.finalize]] = [None]
+    finalizer = weakref.finalize(whole, _give_back, segment.numpy()[:1], os.getpid(), slot)
     finalizer.atexit = False
+    slot[0] = finalizer
+    with _received_lock:
+        _received.add(finalizer)
     records = []
     start = _HEADER
     for size in sizes:

@@ -82,26 +82,85 @@ def test_a_record_kept_alone_keeps_its_segment_from_reuse(root: str) -> None:
     assert [bytes(r.numpy()) for r in kept] == copies
 
 
+def _cross(records: list) -> tuple:
+    """A worker's batch as the main process receives it (in this process),
+    and its segment's holder byte."""
+    batch = _worker_batches.SharedRecords(records)
+    rebuild, args = batch.__reduce__()
+    return rebuild(*args), batch._fill.holder
+
+
 def test_a_segment_goes_back_when_its_last_record_is_gone() -> None:
-    pool = _worker_batches._SegmentPool()
     records = [np.full(100, 1, np.uint8), np.full(50, 2, np.uint8)]
-    segment = pool.take(150)
-    holder = segment.numpy()[:1]
-    segment[_worker_batches._HEADER:_worker_batches._HEADER + 150].numpy()[:] = np.concatenate(records)
-    crossed = _worker_batches.records_of_segment(segment, [100, 50])
+    pool = _worker_batches._this_process_pool()
+    crossed, holder = _cross(records)
     assert [r.tolist() for r in crossed] == [r.tolist() for r in records]
-    assert pool.take(150) is not segment, "held by the batch"
+    assert holder[0] == 1
     first = crossed[0].numpy()  # a NumPy view of a record keeps it too
     del crossed
     assert holder[0] == 1
     del first
     assert holder[0] == 0
-    assert pool.take(120) is segment
+    # Only now, with no record left on either side, may the segment be filled again.
+    again, _ = pool.fill(records)
+    assert again.holder is holder
+
+
+def test_a_batch_the_worker_still_holds_is_not_filled_again() -> None:
+    # A wrapping dataset that keeps a batch after the main process dropped
+    # its copy (to yield it again, say).
+    kept = _worker_batches.SharedRecords([np.full(10, 3, np.uint8)])
+    crossed = kept.__reduce__()
+    received = crossed[0](*crossed[1])
+    del received
+    assert kept._fill.holder[0] == 0
+    other = _worker_batches.SharedRecords([np.full(10, 4, np.uint8)])
+    assert other._fill.segment is not kept._fill.segment
+    assert kept[0].tolist() == [3] * 10
+
+
+def test_a_batch_that_crosses_twice_is_never_filled_again() -> None:
+    batch = _worker_batches.SharedRecords([np.full(10, 5, np.uint8)])
+    segment = batch._fill.segment
+    first, second = (rebuild(*args) for rebuild, args in (batch.__reduce__(), batch.__reduce__()))
+    del batch, first
+    fills = [_worker_batches.SharedRecords([np.full(10, 6, np.uint8)]) for _ in range(_worker_batches._KEPT + 1)]
+    assert all(f._fill.segment is not segment for f in fills)
+    assert second[0].tolist() == [5] * 10
+
+
+def test_a_record_that_leaves_its_batch_crosses_as_a_copy(root: str) -> None:
+    # A collate_fn that puts records elsewhere than the batch's list: torch
+    # pickles those itself, and must not carry views of the segment.
+    inputs = _write(root)
+    dataset = spool.torch.StreamingDataset(inputs, **OPTIONS)
+    got = []
+    for item in torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=1, collate_fn=_with_first_apart):
+        got.append(item)
+    expected = [bytes(item["first"].numpy()) for item in got]
+    assert [bytes(item["records"][0].numpy()) for item in got] == expected
+    assert all(len(set(bytes(r.numpy()))) == 1 for item in got for r in item["records"])
+
+
+def _with_first_apart(batch: list) -> dict:
+    return {"records": batch, "first": batch[0]}
+
+
+def test_the_file_system_strategy_keeps_no_segment(root: str) -> None:
+    inputs = _write(root)
+    torch.multiprocessing.set_sharing_strategy("file_system")
+    try:
+        dataset = spool.torch.StreamingDataset(inputs, **OPTIONS)
+        before = set(os.listdir("/dev/shm"))
+        batches = sum(1 for _ in spool.torch.DataLoader(dataset, num_workers=2))
+        left = {name for name in set(os.listdir("/dev/shm")) - before if name.startswith("torch_")}
+    finally:
+        torch.multiprocessing.set_sharing_strategy("file_descriptor")
+    assert batches == 30 and not left
 
 
 def test_a_forked_child_starts_with_a_pool_of_its_own() -> None:
     parent = _worker_batches._this_process_pool()
-    parent.take(10)
     read, write = os.pipe()
     child = os.fork()
     if child == 0:
@@ -116,16 +175,28 @@ def test_a_forked_child_starts_with_a_pool_of_its_own() -> None:
     assert answer == b"1"
 
 
-def test_a_forked_child_dropping_a_batch_does_not_give_its_segment_back() -> None:
-    pool = _worker_batches._SegmentPool()
-    segment = pool.take(8)
-    holder = segment.numpy()[:1]
-    crossed = _worker_batches.records_of_segment(segment, [8])
+def test_batches_received_before_a_fork_are_never_given_back() -> None:
+    # The child has copies of them over the same pages, which it may read
+    # after the parent dropped its own (a batch handed to a forked process).
+    before, held_before = _cross([np.full(8, 7, np.uint8)])
     child = os.fork()
     if child == 0:
-        del crossed  # the child's copy of the batch; the parent still holds it
+        del before  # the child's copy: must not give the segment back either
         os._exit(0)
     os.waitpid(child, 0)
-    assert holder[0] == 1
-    del crossed
-    assert holder[0] == 0
+    del before
+    assert held_before[0] == 1
+    after, held_after = _cross([np.full(8, 8, np.uint8)])
+    del after
+    assert held_after[0] == 0
+
+
+def test_a_batch_made_into_something_else_in_the_worker_frees_its_segment() -> None:
+    # A collate_fn that pads or stacks the records: the batch never crosses,
+    # and its segment is free again once the records are gone.
+    batch = _worker_batches.SharedRecords([np.full(10, 9, np.uint8)])
+    segment = batch._fill.segment
+    padded = torch.stack(list(batch))
+    del batch
+    again = _worker_batches.SharedRecords([np.full(10, 1, np.uint8)])
+    assert again._fill.segment is segment and padded.tolist() == [[9] * 10]
