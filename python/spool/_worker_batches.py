@@ -8,18 +8,25 @@ and freed by the main process when the batch died. Both cost more than
 the copy.
 
 When a segment may be filled again (all three must hold):
-- in the worker, no record of its batch is alive (a finalizer on the array
-  the records are views of says so), so a dataset or collate_fn that keeps
-  a batch, or yields it again, keeps the segment;
+- in the worker, neither the batch nor any of its records is alive (a
+  finalizer on the array the records are views of says so), so a dataset
+  or collate_fn that keeps a batch, or yields it again, keeps the segment;
 - the batch crossed to the main process at most once, through
-  :meth:`SharedRecords.__reduce__`, and there every record of it is gone:
-  the segment's first byte says so (the worker sets it when the batch
-  crosses, and the main process's finalizer clears it). A batch that
-  crossed twice makes its segment one that is never filled again;
+  multiprocessing's pickler (torch's worker queues), and there every
+  record of it is gone: the segment's first byte says so (the worker sets
+  it when the batch crosses, and the main process's finalizer clears it).
+  A batch that crossed twice makes its segment one never filled again;
 - the records cannot reach the main process any other way: in the worker
   they are tensors over NumPy arrays, not over torch's shared storage, so
   torch's pickling copies a record that leaves its batch (a collate_fn
-  that puts it in a dict) into a segment of its own, as for any tensor.
+  that puts it in a dict) into a segment of its own, as for any tensor. A
+  batch crosses as its segment only while it holds its records exactly as
+  made (same tensors, addresses and shapes); otherwise, and for plain
+  pickling (``pickle``, ``copy.deepcopy``), it is a list of its records.
+
+A pool keeps at most 4 segments; when all are held, a new one takes the
+place of the one filled longest ago, so that a segment held for good (by
+a batch the main process held when it forked) does not keep its place.
 
 Each side writes the first byte only while it holds the segment, so no
 lock is needed across processes. Within a worker the pool takes a lock
@@ -39,6 +46,8 @@ import os
 import threading
 import weakref
 from typing import Any, List, Optional, Tuple
+
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 import torch
@@ -66,14 +75,28 @@ class _Fill:
     """One batch's use of a segment, in the worker. It refers to the
     batch's records only weakly: they are the batch's to keep alive."""
 
-    __slots__ = ("segment", "holder", "records", "sizes", "in_worker", "crossings", "__weakref__")
+    __slots__ = ("segment", "holder", "records", "sizes", "addresses", "number", "in_worker", "crossings",
+                 "__weakref__")
 
-    def __init__(self, segment: torch.Tensor, holder: np.ndarray) -> None:
-        self.segment, self.holder = segment, holder
+    def __init__(self, segment: torch.Tensor, holder: np.ndarray, number: int) -> None:
+        self.segment, self.holder, self.number = segment, holder, number
         self.records: Tuple["weakref.ReferenceType[torch.Tensor]", ...] = ()
         self.sizes: List[int] = []
+        self.addresses: List[int] = []  # where each record starts in memory
         self.in_worker = True  # until the last record of the batch is gone here
         self.crossings = 0
+
+    def intact(self, batch: List[Any]) -> bool:
+        """Whether ``batch`` still holds exactly this fill's records, as made:
+        the same tensors, over the same bytes, of the same shape (a record
+        moved to shared memory, resized or set to other memory is not)."""
+        if len(batch) != len(self.records):
+            return False
+        for mine, record, address, size in zip(batch, self.records, self.addresses, self.sizes):
+            if (mine is not record() or mine.data_ptr() != address or mine.shape != (size,)
+                    or mine.stride() != (1,)):
+                return False
+        return True
 
 
 _Entry = Tuple[torch.Tensor, np.ndarray, List[Optional[_Fill]]]  # a segment, its holder byte, its last fill
@@ -87,10 +110,11 @@ class _SegmentPool:
         self.keeps = torch.multiprocessing.get_sharing_strategy() == "file_descriptor"
         self._lock = threading.Lock()
         self._segments: List[_Entry] = []
+        self._fills = 0
 
-    def fill(self, records: List[np.ndarray]) -> Tuple[_Fill, List[torch.Tensor]]:
+    def fill(self, records: List[np.ndarray]) -> Tuple[_Fill, np.ndarray, List[torch.Tensor]]:
         """Copies ``records`` into a free segment (or a new one): the fill,
-        and the records as tensors over the segment."""
+        the array the records are views of, and the records as tensors."""
         sizes = [record.size for record in records]
         need = _HEADER + sum(sizes)
         with self._lock:
@@ -101,7 +125,8 @@ class _SegmentPool:
                 entry[1][0] = _FREE
                 self._keep(entry)
             segment, holder, last = entry
-            fill = last[0] = _Fill(segment, holder)
+            self._fills += 1
+            fill = last[0] = _Fill(segment, holder, self._fills)
         whole = segment.numpy()
         if records:
             np.concatenate(records, out=whole[_HEADER:need])
@@ -110,10 +135,11 @@ class _SegmentPool:
             tensors.append(torch.from_numpy(whole[start:start + size]))
             start += size
         fill.records, fill.sizes = tuple(map(weakref.ref, tensors)), sizes
-        # The records' arrays keep `whole` alive; when they are all gone
-        # here, only the main process (if the batch crossed) can read it.
+        fill.addresses = [record.data_ptr() for record in tensors]
+        # The batch and its records keep `whole` alive; when they are all
+        # gone here, only the main process (if the batch crossed) can read it.
         weakref.finalize(whole, _left_the_worker, weakref.ref(fill)).atexit = False
-        return fill, tensors
+        return fill, whole, tensors
 
     def forget(self, segment: torch.Tensor) -> None:
         """Never fills ``segment`` again."""
@@ -132,11 +158,18 @@ class _SegmentPool:
         if len(self._segments) < _KEPT:
             self._segments.append(entry)
             return
-        # Replaces a free one that was too small, if any; else not kept.
-        for i, kept in enumerate(self._segments):
-            if self._free(kept):
-                self._segments[i] = entry
-                return
+        # Replaces a free one that was too small if there is one, else the
+        # one filled longest ago: a segment held for good (a batch the main
+        # process held when it forked, say) must not take a place forever.
+        # Letting a segment go is always safe: whoever holds it keeps it.
+        free = [i for i, kept in enumerate(self._segments) if self._free(kept)]
+        oldest = free[0] if free else min(range(len(self._segments)), key=lambda i: self._number(self._segments[i]))
+        self._segments[oldest] = entry
+
+    @staticmethod
+    def _number(entry: _Entry) -> int:
+        fill = entry[2][0]
+        return fill.number if fill is not None else 0
 
 
 def _left_the_worker(fill: "weakref.ReferenceType[_Fill]") -> None:
@@ -164,32 +197,46 @@ class SharedRecords(list):
     records a worker replaced (a collate_fn, a wrapping dataset) pickles as
     a list: torch copies each of its records into shared memory."""
 
-    __slots__ = ("_fill",)
+    __slots__ = ("_fill", "_whole")
 
     def __init__(self, records: List[np.ndarray]) -> None:
-        fill, tensors = _this_process_pool().fill(records)
+        fill, whole, tensors = _this_process_pool().fill(records)
         super().__init__(tensors)
-        self._fill = fill
+        # The batch keeps its segment from being filled again, whatever
+        # becomes of its records (moved to shared memory while the batch
+        # waits to be sent, say).
+        self._fill, self._whole = fill, whole
 
     def __copy__(self) -> "SharedRecords":
         # torch's default_convert copies a list batch before converting its
         # items (tensors stay as they are): the copy shares the fill.
         copied = SharedRecords.__new__(SharedRecords)
         list.__init__(copied, self)
-        copied._fill = self._fill
+        copied._fill, copied._whole = self._fill, self._whole
         return copied
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
-        fill = self._fill
-        if len(self) != len(fill.records) or any(mine is not record() for mine, record in zip(self, fill.records)):
-            return list, (list(self),)
-        fill.crossings += 1
-        if fill.crossings > 1:
-            # A second main-process copy would give the segment back while
-            # the first still reads it.
-            _this_process_pool().forget(fill.segment)
-        fill.holder[0] = _HELD
-        return records_of_segment, (fill.segment, fill.sizes)
+        # Plain pickling (pickle.dumps, copy.deepcopy, torch.save in the
+        # worker): a list of its records; only the trip to the main process
+        # carries the segment (_reduce_for_the_main_process).
+        return list, (list(self),)
+
+
+def _reduce_for_the_main_process(batch: SharedRecords) -> Tuple[Any, Tuple[Any, ...]]:
+    """How multiprocessing's pickler (torch's worker queues) sends a batch."""
+    fill = batch._fill
+    if not fill.intact(batch):
+        return list, (list(batch),)
+    fill.crossings += 1
+    if fill.crossings > 1:
+        # A second main-process copy would give the segment back while the
+        # first still reads it.
+        _this_process_pool().forget(fill.segment)
+    fill.holder[0] = _HELD
+    return records_of_segment, (fill.segment, fill.sizes)
+
+
+ForkingPickler.register(SharedRecords, _reduce_for_the_main_process)
 
 
 # In the main process: the finalizers of the batches received, so that a
@@ -208,7 +255,7 @@ def _give_back(holder: np.ndarray, receiver: int, finalizer: List[Optional[weakr
 
 def _keep_received_batches_held() -> None:
     with _received_lock:
-        for finalizer in _received:
+        for finalizer in list(_received):  # a collection in the loop may remove some
             finalizer.detach()
         _received.clear()
 

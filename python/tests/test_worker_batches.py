@@ -4,7 +4,9 @@ dropped a batch; a batch still held is never written over."""
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -86,7 +88,7 @@ def _cross(records: list) -> tuple:
     """A worker's batch as the main process receives it (in this process),
     and its segment's holder byte."""
     batch = _worker_batches.SharedRecords(records)
-    rebuild, args = batch.__reduce__()
+    rebuild, args = _worker_batches._reduce_for_the_main_process(batch)
     return rebuild(*args), batch._fill.holder
 
 
@@ -102,7 +104,7 @@ def test_a_segment_goes_back_when_its_last_record_is_gone() -> None:
     del first
     assert holder[0] == 0
     # Only now, with no record left on either side, may the segment be filled again.
-    again, _ = pool.fill(records)
+    again, _, _ = pool.fill(records)
     assert again.holder is holder
 
 
@@ -110,8 +112,8 @@ def test_a_batch_the_worker_still_holds_is_not_filled_again() -> None:
     # A wrapping dataset that keeps a batch after the main process dropped
     # its copy (to yield it again, say).
     kept = _worker_batches.SharedRecords([np.full(10, 3, np.uint8)])
-    crossed = kept.__reduce__()
-    received = crossed[0](*crossed[1])
+    rebuild, args = _worker_batches._reduce_for_the_main_process(kept)
+    received = rebuild(*args)
     del received
     assert kept._fill.holder[0] == 0
     other = _worker_batches.SharedRecords([np.full(10, 4, np.uint8)])
@@ -122,7 +124,8 @@ def test_a_batch_the_worker_still_holds_is_not_filled_again() -> None:
 def test_a_batch_that_crosses_twice_is_never_filled_again() -> None:
     batch = _worker_batches.SharedRecords([np.full(10, 5, np.uint8)])
     segment = batch._fill.segment
-    first, second = (rebuild(*args) for rebuild, args in (batch.__reduce__(), batch.__reduce__()))
+    crossings = [_worker_batches._reduce_for_the_main_process(batch) for _ in range(2)]
+    first, second = (rebuild(*args) for rebuild, args in crossings)
     del batch, first
     fills = [_worker_batches.SharedRecords([np.full(10, 6, np.uint8)]) for _ in range(_worker_batches._KEPT + 1)]
     assert all(f._fill.segment is not segment for f in fills)
@@ -200,3 +203,57 @@ def test_a_batch_made_into_something_else_in_the_worker_frees_its_segment() -> N
     del batch
     again = _worker_batches.SharedRecords([np.full(10, 1, np.uint8)])
     assert again._fill.segment is segment and padded.tolist() == [[9] * 10]
+
+
+def _moved_to_shared_memory(batch: list) -> list:
+    for record in batch:
+        record.share_memory_()  # torch copies each record and points it at the copy
+    return batch
+
+
+def _first_resized(batch: list) -> list:
+    batch[0].resize_(16)
+    return batch
+
+
+@pytest.mark.parametrize("collate", [_moved_to_shared_memory, _first_resized])
+def test_records_changed_in_the_worker_cross_as_they_are(root: str, collate) -> None:
+    # The batch no longer holds its records as made: it crosses as a list
+    # (torch sends each record), and its segment is not filled again while
+    # the batch waits to be sent.
+    inputs = _write(root)
+    dataset = spool.torch.StreamingDataset(inputs, **OPTIONS)
+    got = list(torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=1, collate_fn=collate))
+    assert len(got) == 30
+    if collate is _moved_to_shared_memory:
+        assert sorted(bytes(r.numpy()) for batch in got for r in batch) == _expected(inputs)
+    else:
+        assert all(batch[0].shape == (16,) for batch in got)
+        assert all(len(set(bytes(r.numpy()))) == 1 for batch in got for r in batch[1:])
+
+
+def test_plain_pickling_in_the_worker_copies_the_records() -> None:
+    batch = _worker_batches.SharedRecords([np.full(10, 2, np.uint8), np.full(3, 4, np.uint8)])
+    for copied in (pickle.loads(pickle.dumps(batch)), copy.deepcopy(batch)):
+        assert type(copied) is list and [r.tolist() for r in copied] == [[2] * 10, [4] * 3]
+        assert copied[0].data_ptr() != batch[0].data_ptr()
+    assert len(pickle.dumps(batch)) < 4096  # not the whole padded segment
+    assert batch._fill.holder[0] == 0 and batch._fill.crossings == 0
+
+
+def test_a_full_pool_lets_the_segment_filled_longest_ago_go() -> None:
+    pool = _worker_batches._SegmentPool()
+    received = []
+    for i in range(_worker_batches._KEPT):  # every kept segment held by the main process
+        batch = _worker_batches.SharedRecords.__new__(_worker_batches.SharedRecords)
+        fill, whole, tensors = pool.fill([np.full(8, i, np.uint8)])
+        list.__init__(batch, tensors)
+        batch._fill, batch._whole = fill, whole
+        rebuild, args = _worker_batches._reduce_for_the_main_process(batch)
+        received.append((rebuild(*args), fill.segment))
+        del batch, fill, whole, tensors
+    newest, _, _ = pool.fill([np.full(8, 9, np.uint8)])
+    kept = {id(segment) for segment, _, _ in pool._segments}
+    assert id(received[0][1]) not in kept and id(newest.segment) in kept
+    assert all(id(segment) in kept for _, segment in received[1:])
+    assert received[0][0][0].tolist() == [0] * 8  # let go, not written over
