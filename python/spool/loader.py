@@ -187,7 +187,8 @@ class DataLoader:
                  prefetch_batches: int = 4, bad_shards: str = "fail", count_records: bool = False,
                  partitions: int = 0, global_batch_size: int = 0, cache_dir: Optional[PathLike] = None,
                  cache_limit: int = 0, cache_policy: str = "next_use",
-                 record_type: str = "bytes", fetch_chunk: int = 1 << 20, _record_pool: Any = None) -> None:
+                 record_type: str = "bytes", fetch_chunk: int = 1 << 20, _record_pool: Any = None,
+                 _start: Tuple[int, int] = (0, 0)) -> None:
         if isinstance(inputs, (str, os.PathLike)):
             inputs = [inputs]
         self.batch_size = batch_size
@@ -196,12 +197,14 @@ class DataLoader:
         _require_non_negative(batch_size=batch_size, shuffle_buffer=shuffle_buffer, epochs=epochs,
                               memory_budget=memory_budget, read_ahead=read_ahead, partitions=partitions,
                               global_batch_size=global_batch_size, cache_limit=cache_limit, fetch_chunk=fetch_chunk)
+        # _start: (epoch, position) where the loader starts (DataLoaderOptions::
+        # start_epoch, start_position), without starting epoch 0 first.
         self._native = _spool._DataLoader(
             [os.fspath(i) for i in inputs], batch_size, seed, shuffle, shuffle_buffer, epochs, drop_remainder,
             rank, world_size, local_workers, local_worker, interleave, memory_budget, read_ahead,
             prefetch_batches, bad_shards, count_records, _spec_list(features), partitions, global_batch_size,
             os.fspath(cache_dir) if cache_dir is not None else "", cache_limit, cache_policy,
-            record_type, fetch_chunk, _record_pool)
+            record_type, fetch_chunk, _record_pool, *_start)
 
     def __iter__(self) -> Iterator[Batch]:
         return self
@@ -232,10 +235,6 @@ class DataLoader:
         """The identity of the inputs that :meth:`state` carries (16 hex
         digits): a manifest's content, or the shards' URLs and sizes."""
         return self._native.fingerprint()
-
-    def _resume_at(self, epoch: int, position: int) -> None:
-        """Continues this worker at record ``position`` of ``epoch``."""
-        self._native.resume_at(epoch, position)
 
     @property
     def worker(self) -> Dict[str, Any]:

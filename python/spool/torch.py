@@ -426,15 +426,16 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         if pool is not None and pool.forked:
             pool = None
         try:
-            loader = self._open(workers, worker, epoch=epoch, _record_pool=pool)
+            # Opened where this iteration starts: a loader opened at epoch 0
+            # and moved would read ahead in epoch 0 for nothing.
+            loader = self._open(workers, worker, epoch=epoch, _record_pool=pool,
+                                _start=(0, 0) if local is not None else (epoch, position))
         except BaseException:
             self._record_pool = pool
             raise
         try:
             if local is not None:
                 loader.resume(local["loader"])
-            elif position or epoch:
-                loader._resume_at(epoch, position)
         except BaseException:
             loader.close()
             self._record_pool = loader._shared_record_pool()

@@ -121,7 +121,7 @@ class Loader {
          int prefetch_batches, const std::string& bad_shards, bool count_records, const py::list& features,
          uint64_t partitions, uint64_t global_batch_size, const std::string& cache_dir, uint64_t cache_limit,
          const std::string& cache_policy, const std::string& record_type, uint64_t fetch_chunk,
-         const SharedRecordPool* record_pool) {
+         const SharedRecordPool* record_pool, uint64_t start_epoch, uint64_t start_position) {
     specs_ = FeatureSpecsFrom(features);
     record_type_ = ParseRecordType(record_type);
     DataLoaderOptions options;
@@ -141,6 +141,8 @@ class Loader {
     options.read_ahead = read_ahead;
     options.fetch_chunk = fetch_chunk;
     if (record_pool != nullptr) options.record_pool = record_pool->Get();
+    options.start_epoch = start_epoch;
+    options.start_position = start_position;
     options.prefetch_batches = prefetch_batches;
     options.bad_shard_policy = ParseBadShards(bad_shards);
     options.count_records = count_records;
@@ -188,16 +190,6 @@ class Loader {
   }
 
   // Continues this worker at record `position` of `epoch`.
-  void ResumeAt(uint64_t epoch, uint64_t position) {
-    DataLoader& loader = Get();
-    LoaderState state = loader.State();
-    state.epoch = epoch;
-    state.position = position;
-    state.truncated.clear();
-    py::gil_scoped_release release;
-    ThrowIfError(loader.Resume(state));
-  }
-
   std::string Fingerprint() { return Get().fingerprint(); }
 
   std::optional<uint64_t> EpochRecords(uint64_t epoch, uint64_t worker) { return Get().EpochRecords(epoch, worker); }
@@ -282,18 +274,18 @@ void RegisterLoader(py::module_& m) {
       .def(py::init<std::vector<std::string>, uint64_t, uint64_t, bool, uint64_t, uint64_t, bool, std::optional<int>,
                     std::optional<int>, int, int, int, uint64_t, uint64_t, int, const std::string&, bool,
                     const py::list&, uint64_t, uint64_t, const std::string&, uint64_t, const std::string&,
-                    const std::string&, uint64_t, const SharedRecordPool*>(),
+                    const std::string&, uint64_t, const SharedRecordPool*, uint64_t, uint64_t>(),
            py::arg("inputs"), py::arg("batch_size"), py::arg("seed"), py::arg("shuffle"), py::arg("shuffle_buffer"),
            py::arg("epochs"), py::arg("drop_remainder"), py::arg("rank"), py::arg("world_size"),
            py::arg("local_workers"), py::arg("local_worker"), py::arg("interleave"), py::arg("memory_budget"),
            py::arg("read_ahead"), py::arg("prefetch_batches"), py::arg("bad_shards"), py::arg("count_records"),
            py::arg("features"), py::arg("partitions") = 0, py::arg("global_batch_size") = 0, py::arg("cache_dir") = "",
            py::arg("cache_limit") = 0, py::arg("cache_policy") = "next_use", py::arg("record_type") = "bytes",
-           py::arg("fetch_chunk") = DataLoaderOptions{}.fetch_chunk, py::arg("record_pool") = nullptr)
+           py::arg("fetch_chunk") = DataLoaderOptions{}.fetch_chunk, py::arg("record_pool") = nullptr,
+           py::arg("start_epoch") = 0, py::arg("start_position") = 0)
       .def("next", &Loader::Next)
       .def("state", &Loader::State)
       .def("resume", &Loader::Resume, py::arg("state"))
-      .def("resume_at", &Loader::ResumeAt, py::arg("epoch"), py::arg("position"))
       .def("epoch_records", &Loader::EpochRecords, py::arg("epoch"), py::arg("worker"))
       .def("worker", &Loader::Worker)
       .def("fingerprint", &Loader::Fingerprint)

@@ -288,6 +288,13 @@ TEST(DataLoaderOptionsCheck, RejectsNonsense) {
   options.local_workers = 2;
   options.local_worker = 2;
   EXPECT_EQ(DataLoader::Open(options).status().code(), StatusCode::kInvalidArgument);
+  options.local_worker = 1;
+  options.epochs = 2;
+  options.start_epoch = 2;
+  auto past_the_end = DataLoader::Open(options);
+  EXPECT_EQ(past_the_end.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(past_the_end.status().message().find("start_epoch (2) must be less than epochs (2)"), std::string::npos)
+      << past_the_end.status().ToString();
 }
 
 TEST(DataLoaderWorkers, LocalWorkersSplitARank) {

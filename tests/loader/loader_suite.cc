@@ -224,6 +224,11 @@ TEST_P(LoaderSuite, ResumeAtTwentyRandomPointsContinuesTheUninterruptedSequence)
       ASSERT_TRUE(Drain(**resumed, &rest).ok());
       std::vector<std::string> expected(full.begin() + static_cast<long>(prefix_sizes[k]), full.end());
       ASSERT_EQ(rest, expected) << "resumed after batch " << k << " at " << states[k].Encode();
+      // Opened at that point instead of moved there: the same records.
+      DataLoaderOptions at = options;
+      at.start_epoch = states[k].epoch;
+      at.start_position = states[k].position;
+      ASSERT_EQ(ReadAllRecords(at), expected) << "opened at " << states[k].Encode();
     }
   }
 }

@@ -26,6 +26,10 @@ Status CheckOptions(const DataLoaderOptions& options) {
   if (options.prefetch_batches < 1) return bad("prefetch_batches must be at least 1");
   if (options.prefetch_shards < 0) return bad("prefetch_shards must not be negative");
   if (options.fetch_chunk == 0) return bad("fetch_chunk must be at least 1 byte");
+  if (options.epochs != 0 && options.start_epoch >= options.epochs) {
+    return bad("start_epoch (" + std::to_string(options.start_epoch) + ") must be less than epochs (" +
+               std::to_string(options.epochs) + ")");
+  }
   if (options.local_workers < 1 || options.local_worker < 0 || options.local_worker >= options.local_workers) {
     return bad("local_worker must be in [0, local_workers)");
   }
@@ -104,6 +108,8 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Open(DataLoaderOptions options) 
   start.worker = loader->worker_index();
   start.workers = workers;
   start.partitions = loader->options_.partitions;
+  start.epoch = loader->options_.start_epoch;
+  start.position = loader->options_.start_position;
   SPOOL_RETURN_IF_ERROR(loader->Start(start));
   return loader;
 }

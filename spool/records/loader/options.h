@@ -62,6 +62,13 @@ struct DataLoaderOptions {
   uint64_t batch_size = 32;
   bool drop_remainder = false;     // drop each epoch's last partial batch
   uint64_t epochs = 1;             // 0: forever
+  // Where Open starts: `start_epoch` (< epochs, unless epochs is 0) at
+  // LoaderState::position `start_position`, as a Resume to that point right
+  // after Open would continue, without first starting epoch 0 and throwing
+  // its reads away. A caller that opens a loader per epoch (spool.torch's
+  // StreamingDataset does) opens each at its own epoch.
+  uint64_t start_epoch = 0;
+  uint64_t start_position = 0;
   int interleave = 4;              // shards read at once (cycle length)
   int interleave_block = 1;        // records taken from a shard per turn
 
