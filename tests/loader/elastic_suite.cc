@@ -182,7 +182,9 @@ TEST_P(LoaderSuite, ElasticRestartOnAnotherWorldSizeContinuesTheSameGlobalSequen
       }
       auto loader = DataLoader::Open(mine);
       ASSERT_TRUE(loader.ok()) << loader.status().ToString();
-      if (rank % 2 == 0) ASSERT_TRUE((*loader)->Resume(*decoded).ok());
+      if (rank % 2 == 0) {
+        ASSERT_TRUE((*loader)->Resume(*decoded).ok());
+      }
       second.push_back(std::move(loader).value());
     }
     auto rest = RunJob(second);
