@@ -189,7 +189,6 @@ class Loader {
     ThrowIfError(loader.Resume(state));
   }
 
-  // Continues this worker at record `position` of `epoch`.
   std::string Fingerprint() { return Get().fingerprint(); }
 
   std::optional<uint64_t> EpochRecords(uint64_t epoch, uint64_t worker) { return Get().EpochRecords(epoch, worker); }

@@ -295,6 +295,13 @@ TEST(DataLoaderOptionsCheck, RejectsNonsense) {
   EXPECT_EQ(past_the_end.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(past_the_end.status().message().find("start_epoch (2) must be less than epochs (2)"), std::string::npos)
       << past_the_end.status().ToString();
+  options.start_epoch = 1;
+  options.start_position = 5;
+  options.deterministic = false;  // no fixed order to replay up to a position
+  auto sloppy = DataLoader::Open(options);
+  EXPECT_EQ(sloppy.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(sloppy.status().message().find("start_position needs deterministic mode"), std::string::npos)
+      << sloppy.status().ToString();
 }
 
 TEST(DataLoaderWorkers, LocalWorkersSplitARank) {

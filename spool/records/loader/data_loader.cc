@@ -30,6 +30,11 @@ Status CheckOptions(const DataLoaderOptions& options) {
     return bad("start_epoch (" + std::to_string(options.start_epoch) + ") must be less than epochs (" +
                std::to_string(options.epochs) + ")");
   }
+  if (!options.deterministic && options.start_position > 0) {
+    // The position is found by replaying the fixed order, which the
+    // records delivered with deterministic = false did not follow.
+    return bad("start_position needs deterministic mode (deterministic = true)");
+  }
   if (options.local_workers < 1 || options.local_worker < 0 || options.local_worker >= options.local_workers) {
     return bad("local_worker must be in [0, local_workers)");
   }

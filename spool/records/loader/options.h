@@ -63,10 +63,13 @@ struct DataLoaderOptions {
   bool drop_remainder = false;     // drop each epoch's last partial batch
   uint64_t epochs = 1;             // 0: forever
   // Where Open starts: `start_epoch` (< epochs, unless epochs is 0) at
-  // LoaderState::position `start_position`, as a Resume to that point right
-  // after Open would continue, without first starting epoch 0 and throwing
-  // its reads away. A caller that opens a loader per epoch (spool.torch's
-  // StreamingDataset does) opens each at its own epoch.
+  // LoaderState::position `start_position` (which needs deterministic mode),
+  // as a Resume to that point right after Open would continue, without
+  // first starting epoch 0 and throwing its reads away. A caller that opens
+  // a loader per epoch (spool.torch's StreamingDataset does) opens each at
+  // its own epoch. A point the caller worked out: to continue a saved
+  // LoaderState, Resume() it, which checks that it is this loader's and
+  // keeps BadShardPolicy::kSkip's cuts.
   uint64_t start_epoch = 0;
   uint64_t start_position = 0;
   int interleave = 4;              // shards read at once (cycle length)
