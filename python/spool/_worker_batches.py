@@ -71,6 +71,17 @@ def _new_segment(size: int) -> torch.Tensor:
     return torch.empty(size, dtype=torch.uint8).share_memory_()
 
 
+def _record_views(whole: np.ndarray, sizes: List[int]) -> List[np.ndarray]:
+    """The records of a segment, one after another after its header. NumPy
+    makes each view's base ``whole`` itself (it does not own its memory and
+    its base is a tensor), so the views keep ``whole`` alive."""
+    views, start = [], _HEADER
+    for size in sizes:
+        views.append(whole[start:start + size])
+        start += size
+    return views
+
+
 class _Fill:
     """One batch's use of a segment, in the worker. It refers to the
     batch's records only weakly: they are the batch's to keep alive."""
@@ -130,10 +141,7 @@ class _SegmentPool:
         whole = segment.numpy()
         if records:
             np.concatenate(records, out=whole[_HEADER:need])
-        tensors, start = [], _HEADER
-        for size in sizes:
-            tensors.append(torch.from_numpy(whole[start:start + size]))
-            start += size
+        tensors = list(map(torch.from_numpy, _record_views(whole, sizes)))
         fill.records, fill.sizes = tuple(map(weakref.ref, tensors)), sizes
         fill.addresses = [record.data_ptr() for record in tensors]
         # The batch and its records keep `whole` alive; when they are all
@@ -272,8 +280,6 @@ def records_of_segment(segment: torch.Tensor, sizes: List[int]) -> List[torch.Te
     """A :class:`SharedRecords` in the receiving process: tensors over its
     segment, which goes back to the worker when the last of them is gone."""
     whole = segment.numpy()
-    # NumPy's views of `whole` keep `whole` itself alive (it does not own
-    # its memory, and its base is a tensor, so their bases stop at it).
     # The holder byte is a view of another array, or it would keep `whole`.
     slot: List[Optional[weakref.finalize]] = [None]
     finalizer = weakref.finalize(whole, _give_back, segment.numpy()[:1], os.getpid(), slot)
@@ -281,9 +287,4 @@ def records_of_segment(segment: torch.Tensor, sizes: List[int]) -> List[torch.Te
     slot[0] = finalizer
     with _received_lock:
         _received.add(finalizer)
-    records = []
-    start = _HEADER
-    for size in sizes:
-        records.append(whole[start:start + size])
-        start += size
-    return list(map(torch.from_numpy, records))
+    return list(map(torch.from_numpy, _record_views(whole, sizes)))

@@ -233,8 +233,8 @@ class StreamingDataset(torch.utils.data.IterableDataset):
     ``bytes``); without it, a list of the records' ``bytes``, or with
     ``record_type="numpy"`` of 1-D ``uint8`` tensors over the loader's
     pooled buffers (no copy; do not write to them; in DataLoader workers
-    copied once into one shared-memory tensor per batch, the records views
-    of it). The other
+    copied once into a shared-memory segment per batch that the worker
+    reuses once the batch is gone, the records views of it). The other
     options are :class:`spool.DataLoader`'s. One epoch per iteration: call
     :meth:`set_epoch` before each (as with ``DistributedSampler``), or use
     :class:`DataLoader`, which does. The epoch and a loaded state reach

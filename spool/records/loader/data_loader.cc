@@ -28,12 +28,12 @@ Status CheckOptions(const DataLoaderOptions& options) {
   if (options.fetch_chunk == 0) return bad("fetch_chunk must be at least 1 byte");
   if (options.epochs != 0 && options.start_epoch >= options.epochs) {
     return bad("start_epoch (" + std::to_string(options.start_epoch) + ") must be less than epochs (" +
-               std::to_string(options.epochs) + ")");
+               std::to_string(options.epochs) + "): start at an earlier epoch or raise epochs");
   }
   if (!options.deterministic && options.start_position > 0) {
     // The position is found by replaying the fixed order, which the
     // records delivered with deterministic = false did not follow.
-    return bad("start_position needs deterministic mode (deterministic = true)");
+    return bad("start_position needs deterministic mode: set deterministic = true, or open at position 0");
   }
   if (options.local_workers < 1 || options.local_worker < 0 || options.local_worker >= options.local_workers) {
     return bad("local_worker must be in [0, local_workers)");
