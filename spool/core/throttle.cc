@@ -6,6 +6,9 @@
 #include <utility>
 
 #include "spool/core/cancel.h"
+#include "spool/core/env.h"
+#include "spool/core/log.h"
+#include "spool/core/pacing_block.h"
 
 namespace spool {
 namespace {
@@ -24,18 +27,50 @@ Throttles& AllThrottles() {
 
 thread_local std::optional<std::chrono::milliseconds> retry_after;
 
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point FromNanos(int64_t nanos) {
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(nanos)));
+}
+
+int64_t ToNanos(Clock::time_point time) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
+}
+
+double SecondsBetween(int64_t from_ns, Clock::time_point to) {
+  return std::chrono::duration<double>(to - FromNanos(from_ns)).count();
+}
+
+// The pacing block ForStore gives a store: the host's unless the
+// environment says otherwise or it cannot be had.
+std::unique_ptr<PacingBlock> PacingFor(const std::string& store, const std::string& endpoint) {
+  const std::optional<std::string> scope = CurrentEnv().Get("SPOOL_THROTTLE_SCOPE");
+  if (scope == "process") return PacingBlock::Private();
+  if (scope && scope != "host") {
+    log::Write(log::Level::kInfo, "throttle",
+               "ignoring SPOOL_THROTTLE_SCOPE=\"" + *scope + "\" (want host or process); using host");
+  }
+  std::string why_not;
+  if (auto shared = PacingBlock::OnHost(store + " at " + endpoint, PacingBlock::kHostDir, &why_not)) return shared;
+  log::Debug("throttle", store + " is paced by this process alone: " + why_not);
+  return PacingBlock::Private();
+}
+
 }  // namespace
 
-RetryThrottle::RetryThrottle(std::string store) : store_(std::move(store)) {}
+RetryThrottle::RetryThrottle(std::string store, std::unique_ptr<PacingBlock> pacing)
+    : store_(std::move(store)), pacing_(pacing ? std::move(pacing) : PacingBlock::Private()) {}
 
 RetryThrottle::~RetryThrottle() = default;
 
-std::shared_ptr<RetryThrottle> RetryThrottle::ForStore(const std::string& store) {
+bool RetryThrottle::paced_with_host() const { return pacing_->on_host(); }
+
+std::shared_ptr<RetryThrottle> RetryThrottle::ForStore(const std::string& store, const std::string& endpoint) {
   Throttles& all = AllThrottles();
   std::lock_guard lock(all.mu);
   std::weak_ptr<RetryThrottle>& slot = all.by_store[store];
   if (auto live = slot.lock()) return live;
-  auto made = std::make_shared<RetryThrottle>(store);
+  auto made = std::make_shared<RetryThrottle>(store, PacingFor(store, endpoint));
   slot = made;
   // Drop entries whose throttle is gone, so the map stays small.
   std::erase_if(all.by_store, [](const auto& entry) { return entry.second.expired(); });
@@ -59,58 +94,74 @@ Status RetryThrottle::Acquire() {
     slot_freed_.wait_for(lock, std::chrono::milliseconds(50));
   }
   ++in_flight_;
-  // Paced once throttled: a send 1/rate_ after the last one. The rate is
-  // read afresh on every wake-up, so growth speeds up the sends already
-  // waiting (a send time fixed at Acquire kept each waiting request at the
-  // rate of its Acquire: 4 requests waiting at 1/s sent at 1/s for 4 s after
-  // the rate had grown).
-  while (rate_ > 0) {
-    const auto now = std::chrono::steady_clock::now();
-    const auto due = last_send_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                      std::chrono::duration<double>(1.0 / rate_));
-    if (now >= due) break;
+  // Paced once throttled: a send 1/rate after the last one (the last of
+  // the host's, when the block is shared). The rate is read afresh on every
+  // wake-up, so growth speeds up the sends already waiting (a send time
+  // fixed at Acquire kept each waiting request at the rate of its Acquire:
+  // 4 requests waiting at 1/s sent at 1/s for 4 s after the rate had grown).
+  while (true) {
+    Clock::time_point due;
+    {
+      PacingBlock::Guard guard(*pacing_);
+      PacingState& pacing = guard.state();
+      const auto now = Clock::now();
+      if (pacing.rate > 0) {
+        due = FromNanos(pacing.last_send_ns) +
+              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / pacing.rate));
+      }
+      if (pacing.rate <= 0 || now >= due) {
+        pacing.last_send_ns = ToNanos(now);
+        CountSend(pacing, now);
+        return OkStatus();
+      }
+    }
     if (cancel.cancelled()) {
       lock.unlock();
       Release();
       return CancelledError(store_ + ": cancelled while waiting for a request slot");
     }
-    // Woken by a rate change (Record); the timeout lets a cancel end the wait.
-    rate_changed_.wait_for(lock,
-                           std::min<std::chrono::steady_clock::duration>(due - now, std::chrono::milliseconds(50)));
+    // Woken by this process's rate changes (Record), or at the due time,
+    // which another process's send or growth may have moved; the timeout
+    // lets a cancel end the wait.
+    rate_changed_.wait_for(lock, std::min<Clock::duration>(due - Clock::now(), std::chrono::milliseconds(50)));
   }
-  const auto now = std::chrono::steady_clock::now();
-  last_send_ = now;
-  CountSend(now);
-  return OkStatus();
 }
 
-void RetryThrottle::CountSend(std::chrono::steady_clock::time_point now) {
-  if (window_start_ == std::chrono::steady_clock::time_point{}) window_start_ = now;
-  ++window_sends_;
-  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+void RetryThrottle::CountSend(PacingState& pacing, Clock::time_point now) {
+  // A window older than two at the slowest pace is from before an idle
+  // spell, or from another job on the host: it says nothing of the rate now.
+  if (pacing.window_start_ns == 0 || SecondsBetween(pacing.window_start_ns, now) >= 2 / kMinRate) {
+    pacing.window_start_ns = ToNanos(now);
+    pacing.window_sends = pacing.window_successes = 0;
+    pacing.last_window_sends = pacing.last_window_successes = 0;
+    pacing.measured_rate = 0;
+  }
+  ++pacing.window_sends;
+  const double seconds = SecondsBetween(pacing.window_start_ns, now);
   if (seconds >= 1.0) {
-    measured_rate_ = static_cast<double>(window_sends_) / seconds;
-    window_start_ = now;
-    last_window_sends_ = std::exchange(window_sends_, 0);
-    last_window_successes_ = std::exchange(window_successes_, 0);
+    pacing.measured_rate = static_cast<double>(pacing.window_sends) / seconds;
+    pacing.window_start_ns = ToNanos(now);
+    pacing.last_window_sends = std::exchange(pacing.window_sends, 0);
+    pacing.last_window_successes = std::exchange(pacing.window_successes, 0);
   }
 }
 
-double RetryThrottle::MeasuredRate(std::chrono::steady_clock::time_point now) const {
+double RetryThrottle::MeasuredRate(const PacingState& pacing, Clock::time_point now) {
   // The window in progress once it is long enough to say something.
-  const double seconds = std::chrono::duration<double>(now - window_start_).count();
-  if (seconds >= 0.1 && window_sends_ > 0) return static_cast<double>(window_sends_) / seconds;
-  if (measured_rate_ > 0) return measured_rate_;
+  const double seconds = SecondsBetween(pacing.window_start_ns, now);
+  if (seconds >= 0.1 && pacing.window_sends > 0) return static_cast<double>(pacing.window_sends) / seconds;
+  if (pacing.measured_rate > 0) return pacing.measured_rate;
   // Throttled within a tenth of a second of the first send: what was sent
   // so far came within that tenth. Better than no estimate (the floor
   // kMinRate, from which growth back would take tens of seconds).
-  return static_cast<double>(window_sends_) / 0.1;
+  return static_cast<double>(pacing.window_sends) / 0.1;
 }
 
-double RetryThrottle::SucceededShare() const {
-  const uint64_t sends = window_sends_ + last_window_sends_;
+double RetryThrottle::SucceededShare(const PacingState& pacing) {
+  const uint64_t sends = pacing.window_sends + pacing.last_window_sends;
   if (sends == 0) return 1;
-  return std::min(1.0, static_cast<double>(window_successes_ + last_window_successes_) / static_cast<double>(sends));
+  return std::min(
+      1.0, static_cast<double>(pacing.window_successes + pacing.last_window_successes) / static_cast<double>(sends));
 }
 
 void RetryThrottle::Record(const Status& outcome) {
@@ -118,35 +169,43 @@ void RetryThrottle::Record(const Status& outcome) {
   if (!outcome.ok() && IsRetryable(outcome) && IsThrottle(outcome)) {
     ++throttled_;
     successes_since_change_ = 0;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = Clock::now();
     if (now - last_cut_ >= kCutInterval) {
       // Half of what was in flight when the service said no: that load was
       // too much, whatever the limit allowed.
       limit_ = std::max(1, std::min(limit_, in_flight_) / 2);
-      const double measured = MeasuredRate(now);
-      double base = rate_ > 0 && (measured <= 0 || rate_ < measured) ? rate_ : measured;
-      // Mostly throttled (a job's start): what was sent was far too much.
-      if (SucceededShare() < 0.5) base /= 2;
-      // CUBIC's fast convergence: a process cut below its previous cut's
-      // rate aims a little lower still, leaving room to the others.
-      w_max_ = std::max(kMinRate, base < last_cut_rate_ ? base * (1 + kRateCut) / 2 : base);
-      last_cut_rate_ = base;
-      rate_ = std::max(kMinRate, base * kRateCut);
       last_cut_ = now;
     }
+    PacingBlock::Guard guard(*pacing_);
+    PacingState& pacing = guard.state();
+    // Once per kCutInterval for the block: a burst of throttles, across
+    // the host's processes when it is shared, counts once.
+    if (pacing.last_cut_ns == 0 || now - FromNanos(pacing.last_cut_ns) >= kCutInterval) {
+      const double measured = MeasuredRate(pacing, now);
+      double base = pacing.rate > 0 && (measured <= 0 || pacing.rate < measured) ? pacing.rate : measured;
+      // Mostly throttled (a job's start): what was sent was far too much.
+      if (SucceededShare(pacing) < 0.5) base /= 2;
+      // CUBIC's fast convergence: a limiter cut below its previous cut's
+      // rate aims a little lower still, leaving room to the others.
+      pacing.w_max = std::max(kMinRate, base < pacing.last_cut_rate ? base * (1 + kRateCut) / 2 : base);
+      pacing.last_cut_rate = base;
+      pacing.rate = std::max(kMinRate, base * kRateCut);
+      pacing.last_cut_ns = ToNanos(now);
+    }
   } else if (outcome.ok()) {
-    ++window_successes_;
     if (limit_ < kMaxConcurrency && ++successes_since_change_ >= limit_) {
       ++limit_;
       successes_since_change_ = 0;
     }
+    PacingBlock::Guard guard(*pacing_);
+    PacingState& pacing = guard.state();
+    ++pacing.window_successes;
     // Growth follows the time since the cut, not the number of successes
     // (throttle.h): never below the rate the cut left.
-    if (rate_ > 0) {
-      const double since_cut = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_cut_).count();
-      const double grown = CubicRate(w_max_, since_cut);
-      if (grown > rate_) {
-        rate_ = grown;
+    if (pacing.rate > 0) {
+      const double grown = CubicRate(pacing.w_max, SecondsBetween(pacing.last_cut_ns, Clock::now()));
+      if (grown > pacing.rate) {
+        pacing.rate = grown;
         rate_changed_.notify_all();
       }
     }
@@ -189,7 +248,8 @@ void RetryThrottle::Refund(int last_retry_cost) {
 
 RetryThrottle::State RetryThrottle::state() const {
   std::lock_guard lock(mu_);
-  return State{tokens_, limit_, in_flight_, rate_, throttled_, quota_refusals_};
+  PacingBlock::Guard guard(*pacing_);
+  return State{tokens_, limit_, in_flight_, guard.state().rate, throttled_, quota_refusals_};
 }
 
 std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value) {

@@ -3,6 +3,12 @@
 // and process (ForStore shares it between every client of the same store in
 // the process), used by the retry loop (RetryThrottled below) around every
 // attempt, so the loader, transfers and checkpoint uploads all go through it.
+// Its send-rate limit is the host's: ForStore keeps it in a PacingBlock that
+// every process of the host using the store maps (pacing_block.h), so a
+// node's ranks and DataLoader workers pace as one. Per process, 16-64
+// processes behind one throttled prefix sent 1.30-1.52x the requests needed,
+// each probing above its share; paced as one, 1.01-1.03x
+// (bench/results/throttling-scale-2026-11-28T1346Z-loader-ranks.md).
 //
 // Two parts:
 //
@@ -15,9 +21,10 @@
 //   is empty") instead of retrying: a store that fails most of its requests
 //   stops multiplying its load.
 //
-// * An adaptive concurrency limit and rate limit (AIMD, as TCP's congestion
-//   window; the AWS SDKs' "adaptive" mode for the rate): at most limit()
-//   attempts are in flight at once. A throttled answer cuts the limit to
+// * An adaptive concurrency limit (this process's) and rate limit (the
+//   pacing block's: the host's, or this process's) (AIMD, as TCP's
+//   congestion window; the AWS SDKs' "adaptive" mode for the rate): at most
+//   limit() attempts are in flight at once. A throttled answer cuts the limit to
 //   half of the attempts in flight (at least 1), at most once per
 //   kCutInterval so that one burst of throttles counts once; every limit()
 //   successful attempts in a row grow it by 1, up to kMaxConcurrency. A
@@ -89,6 +96,10 @@
 
 namespace spool {
 
+// Where the rate limit lives (pacing_block.h, internal to spool::core).
+class PacingBlock;
+struct PacingState;
+
 class RetryThrottle {
  public:
   static constexpr int kQuotaCapacity = 500;
@@ -107,18 +118,25 @@ class RetryThrottle {
   // whose aim was `w_max` (throttle.h's header comment). Pure; for tests.
   static double CubicRate(double w_max, double seconds_since_cut);
 
-  // `store` names it in errors and metrics ("s3://bucket").
-  explicit RetryThrottle(std::string store);
+  // `store` names it in errors and metrics ("s3://bucket"); `pacing` holds
+  // its rate limit (PacingBlock::Private() when null: this process alone).
+  explicit RetryThrottle(std::string store, std::unique_ptr<PacingBlock> pacing = nullptr);
   RetryThrottle(const RetryThrottle&) = delete;
   RetryThrottle& operator=(const RetryThrottle&) = delete;
   ~RetryThrottle();
 
-  // The process's throttle of `store`, made on first use.
-  static std::shared_ptr<RetryThrottle> ForStore(const std::string& store);
+  // The process's throttle of `store`, made on first use. Its rate limit is
+  // the host's for `store` at `endpoint` (PacingBlock::OnHost), unless
+  // SPOOL_THROTTLE_SCOPE=process or the host's block cannot be used: then
+  // this process's alone. The first caller's endpoint keys it; a process
+  // reaching one bucket name at two endpoints shares one throttle, as before.
+  static std::shared_ptr<RetryThrottle> ForStore(const std::string& store, const std::string& endpoint);
   // Calls `visit` with every live throttle of the process (for metrics).
   static void ForEach(const std::function<void(const RetryThrottle&)>& visit);
 
   const std::string& store() const { return store_; }
+  // True when the rate limit is the host's (pacing_block.h).
+  bool paced_with_host() const;
 
   // Waits for a free slot, then (once the store has been throttled) for the
   // send time its rate limit gives; Cancelled when the current CancelToken
@@ -146,12 +164,15 @@ class RetryThrottle {
   State state() const;
 
  private:
-  // Both with mu_ held.
-  void CountSend(std::chrono::steady_clock::time_point now);
-  double MeasuredRate(std::chrono::steady_clock::time_point now) const;
-  double SucceededShare() const;
+  // All three with the pacing block's Guard held.
+  static void CountSend(PacingState& pacing, std::chrono::steady_clock::time_point now);
+  static double MeasuredRate(const PacingState& pacing, std::chrono::steady_clock::time_point now);
+  static double SucceededShare(const PacingState& pacing);
 
   const std::string store_;
+  // The rate limit and what it measures: this process's, or the host's
+  // (pacing_block.h). Locked after mu_ when both are held.
+  const std::unique_ptr<PacingBlock> pacing_;
   mutable std::mutex mu_;
   std::condition_variable slot_freed_;
   std::condition_variable rate_changed_;
@@ -159,22 +180,9 @@ class RetryThrottle {
   int limit_ = kMaxConcurrency;
   int in_flight_ = 0;
   int successes_since_change_ = 0;
+  // When this process last cut its concurrency limit (the rate's cuts are
+  // timed in the pacing block).
   std::chrono::steady_clock::time_point last_cut_{};
-  // CUBIC's W_max: the rate growth returns to after a cut, and the rate
-  // the last cut was measured from (for fast convergence).
-  double w_max_ = 0;
-  double last_cut_rate_ = 0;
-  // The rate limit (0: none yet) and when the last paced request was sent.
-  double rate_ = 0;
-  std::chrono::steady_clock::time_point last_send_{};
-  // The send rate measured over windows of about a second, and the sends
-  // of this window and the last that succeeded (the share a cut keeps).
-  std::chrono::steady_clock::time_point window_start_{};
-  uint64_t window_sends_ = 0;
-  uint64_t window_successes_ = 0;
-  uint64_t last_window_sends_ = 0;
-  uint64_t last_window_successes_ = 0;
-  double measured_rate_ = 0;
   uint64_t throttled_ = 0;
   uint64_t quota_refusals_ = 0;
 };

@@ -176,7 +176,8 @@ Result<uint64_t> CommittedFromRange(const HttpResponse& response) {
 
 GcsClient::GcsClient(ClientOptions options) : options_(std::move(options)) {
   while (!options_.endpoint.empty() && options_.endpoint.back() == '/') options_.endpoint.pop_back();
-  if (!options_.throttle) options_.throttle = RetryThrottle::ForStore("gs:// at " + options_.endpoint);
+  if (!options_.throttle)
+    options_.throttle = RetryThrottle::ForStore("gs:// at " + options_.endpoint, options_.endpoint);
 }
 
 std::string GcsClient::Url(std::string_view bucket, std::string_view name) {

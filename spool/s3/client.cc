@@ -166,7 +166,7 @@ S3Client::S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<Ht
       transport_(std::move(transport)),
       credentials_(std::move(credentials)),
       location_{config_.region, config_.endpoint},
-      throttle_(RetryThrottle::ForStore("s3://" + bucket_)) {}
+      throttle_(RetryThrottle::ForStore("s3://" + bucket_, config_.endpoint.ToString())) {}
 
 S3Client::Location S3Client::CurrentLocation() const {
   std::lock_guard lock(location_mu_);

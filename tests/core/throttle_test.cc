@@ -10,7 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spool/core/env.h"
+#include "spool/core/pacing_block.h"
 #include "tests/support/fake_retry_clock.h"
+#include "tests/support/temp_dir.h"
 
 namespace spool {
 namespace {
@@ -289,14 +295,71 @@ TEST(RetryThrottleTest, ParsesRetryAfter) {
 }
 
 TEST(RetryThrottleTest, OneThrottlePerStoreInTheProcess) {
-  auto a = RetryThrottle::ForStore("s3://shared-bucket");
-  auto b = RetryThrottle::ForStore("s3://shared-bucket");
-  auto c = RetryThrottle::ForStore("s3://other-bucket");
+  ScopedEnvOverride process_scope(Env::Fixed({{"SPOOL_THROTTLE_SCOPE", "process"}}));
+  auto a = RetryThrottle::ForStore("s3://shared-bucket", "http://127.0.0.1:1");
+  auto b = RetryThrottle::ForStore("s3://shared-bucket", "http://127.0.0.1:2");
+  auto c = RetryThrottle::ForStore("s3://other-bucket", "http://127.0.0.1:1");
   EXPECT_EQ(a.get(), b.get());
   EXPECT_NE(a.get(), c.get());
   int seen = 0;
   RetryThrottle::ForEach([&](const RetryThrottle& t) { seen += t.store() == "s3://shared-bucket"; });
   EXPECT_EQ(seen, 1);
+  EXPECT_FALSE(a->paced_with_host());
+}
+
+// Two throttles of the host's block for one store: what one is told, the
+// other paces by. In one process here; across processes below.
+TEST(RetryThrottleTest, ThrottlesOfOneHostBlockPaceAsOne) {
+  test_support::TempDir dir;
+  auto block = [&] {
+    std::string why_not;
+    auto made = PacingBlock::OnHost("s3://b http://127.0.0.1:9", dir.path().string(), &why_not);
+    EXPECT_NE(made, nullptr) << why_not;
+    return made;
+  };
+  RetryThrottle first("s3://b", block());
+  RetryThrottle second("s3://b", block());
+  EXPECT_TRUE(first.paced_with_host());
+  EXPECT_EQ(second.state().rate_limit, 0);
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(first.Acquire().ok());
+  first.Record(SlowDown());
+  const double cut = first.state().rate_limit;
+  EXPECT_GT(cut, 0);
+  EXPECT_EQ(second.state().rate_limit, cut);
+  // A second throttle within kCutInterval, seen by the other throttle,
+  // does not cut the shared rate again: one burst, one cut for the host.
+  ASSERT_TRUE(second.Acquire().ok());
+  second.Record(SlowDown());
+  EXPECT_EQ(first.state().rate_limit, cut);
+  // The concurrency limit stays each process's own: only `first` had 16 in flight.
+  EXPECT_EQ(first.state().concurrency_limit, 8);
+  EXPECT_EQ(second.state().concurrency_limit, 1);
+  second.Release();
+  for (int i = 0; i < 16; ++i) first.Release();
+}
+
+TEST(RetryThrottleTest, AThrottleInAnotherProcessPacesThisOne) {
+  test_support::TempDir dir;
+  const std::string key = "s3://b http://127.0.0.1:9";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string why_not;
+    RetryThrottle throttled("s3://b", PacingBlock::OnHost(key, dir.path().string(), &why_not));
+    for (int i = 0; i < 16; ++i) (void)throttled.Acquire();
+    throttled.Record(SlowDown());
+    _exit(throttled.paced_with_host() && throttled.state().rate_limit > 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::string why_not;
+  RetryThrottle later("s3://b", PacingBlock::OnHost(key, dir.path().string(), &why_not));
+  ASSERT_TRUE(later.paced_with_host()) << why_not;
+  EXPECT_GT(later.state().rate_limit, 0);
+  // Another store's block is its own.
+  RetryThrottle other("s3://c", PacingBlock::OnHost("s3://c http://127.0.0.1:9", dir.path().string(), &why_not));
+  EXPECT_EQ(other.state().rate_limit, 0);
 }
 
 }  // namespace

@@ -175,7 +175,9 @@ TEST(MetricsRegistry, CollectsWhileRegisteredOnly) {
 TEST(MetricsRegistry, ReportsEveryLiveStoresRetryQuotaAndLimits) {
   MetricsRegistry registry;
   {
-    auto throttle = RetryThrottle::ForStore("s3://metrics-throttle");
+    // Paced by this process alone: the host's block would outlive the test.
+    ScopedEnvOverride process_scope(Env::Fixed({{"SPOOL_THROTTLE_SCOPE", "process"}}));
+    auto throttle = RetryThrottle::ForStore("s3://metrics-throttle", "http://127.0.0.1:1");
     ASSERT_TRUE(throttle->Acquire().ok());
     ASSERT_TRUE(throttle->Acquire().ok());
     throttle->Record(UnavailableError("slow down").WithRemote(RemoteError{503, "SlowDown", ""}));

@@ -1,0 +1,122 @@
+// The throttle's pacing blocks (core/pacing_block.h): private ones, and the
+// host's, which are files in a folder of the test's own.
+#include "spool/core/pacing_block.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/temp_dir.h"
+
+namespace spool {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<PacingBlock> OnHost(const test_support::TempDir& dir, const std::string& key,
+                                    std::string* why_not = nullptr) {
+  std::string ignored;
+  return PacingBlock::OnHost(key, dir.path().string(), why_not ? why_not : &ignored);
+}
+
+// The one file a key's block lives in.
+fs::path OnlyFile(const test_support::TempDir& dir) {
+  fs::path found;
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    found = entry.path();
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+  return found;
+}
+
+TEST(PacingBlockTest, BlocksOfOneKeyShareTheirStateAndOthersDoNot) {
+  test_support::TempDir dir;
+  auto first = OnHost(dir, "s3://b at http://127.0.0.1:1");
+  auto second = OnHost(dir, "s3://b at http://127.0.0.1:1");
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_TRUE(first->on_host());
+  { PacingBlock::Guard(*first).state().rate = 42; }
+  EXPECT_EQ(PacingBlock::Guard(*second).state().rate, 42);
+  // A file private to this user, and no temporary left beside it.
+  const fs::path file = OnlyFile(dir);
+  EXPECT_EQ(fs::status(file).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_NE(file.filename().string().find("spool-pacing-v1-"), std::string::npos);
+
+  auto other = OnHost(dir, "s3://b at http://127.0.0.1:2");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(PacingBlock::Guard(*other).state().rate, 0);
+  other.reset();
+
+  // The file goes with its last user, not before.
+  first.reset();
+  EXPECT_TRUE(fs::exists(file));
+  EXPECT_EQ(PacingBlock::Guard(*second).state().rate, 42);
+  second.reset();
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+  auto again = OnHost(dir, "s3://b at http://127.0.0.1:1");
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(PacingBlock::Guard(*again).state().rate, 0);
+}
+
+TEST(PacingBlockTest, AForkedChildLeavesTheFileToItsOpener) {
+  test_support::TempDir dir;
+  auto block = OnHost(dir, "s3://b at http://127.0.0.1:1");
+  ASSERT_NE(block, nullptr);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    { PacingBlock::Guard(*block).state().rate = 5; }
+    block.reset();
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(PacingBlock::Guard(*block).state().rate, 5);
+  EXPECT_FALSE(fs::is_empty(dir.path()));
+  block.reset();
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(PacingBlockTest, AFileOthersCanWriteOrOfAnotherSizeIsNotUsed) {
+  test_support::TempDir dir;
+  const std::string key = "s3://b at http://127.0.0.1:1";
+  auto kept = OnHost(dir, key);  // the file goes with its last user
+  ASSERT_NE(kept, nullptr);
+  const fs::path file = OnlyFile(dir);
+  std::string why_not;
+  fs::permissions(file, fs::perms::group_write | fs::perms::others_write, fs::perm_options::add);
+  EXPECT_EQ(OnHost(dir, key, &why_not), nullptr);
+  EXPECT_NE(why_not.find(file.string()), std::string::npos) << why_not;
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  EXPECT_NE(OnHost(dir, key), nullptr);
+  fs::resize_file(file, 100);
+  EXPECT_EQ(OnHost(dir, key, &why_not), nullptr);
+}
+
+TEST(PacingBlockTest, NoFolderOrAKeyTooLongGivesNoBlockAndSaysWhy) {
+  std::string why_not;
+  EXPECT_EQ(PacingBlock::OnHost("s3://b", "/nonexistent-spool-folder", &why_not), nullptr);
+  EXPECT_NE(why_not.find("/nonexistent-spool-folder"), std::string::npos) << why_not;
+  test_support::TempDir dir;
+  EXPECT_EQ(OnHost(dir, std::string(4096, 'k'), &why_not), nullptr);
+  EXPECT_NE(why_not.find("too long"), std::string::npos) << why_not;
+}
+
+TEST(PacingBlockTest, PrivateBlocksAreTheirOwn) {
+  auto first = PacingBlock::Private();
+  auto second = PacingBlock::Private();
+  EXPECT_FALSE(first->on_host());
+  { PacingBlock::Guard(*first).state().rate = 7; }
+  EXPECT_EQ(PacingBlock::Guard(*second).state().rate, 0);
+}
+
+}  // namespace
+}  // namespace spool
