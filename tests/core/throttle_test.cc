@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -305,6 +306,29 @@ TEST(RetryThrottleTest, OneThrottlePerStoreInTheProcess) {
   RetryThrottle::ForEach([&](const RetryThrottle& t) { seen += t.store() == "s3://shared-bucket"; });
   EXPECT_EQ(seen, 1);
   EXPECT_FALSE(a->paced_with_host());
+}
+
+// By default a store's throttle paces with the host's other processes, in
+// a file of /dev/shm that goes with its last user.
+TEST(RetryThrottleTest, AStoresThrottleIsPacedWithTheHostByDefault) {
+  const std::string store = "s3://host-default-" + std::to_string(getpid());
+  auto shm_files = [] {
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(PacingBlock::kHostDir)) {
+      count += entry.path().filename().string().starts_with("spool-pacing-v1-");
+    }
+    return count;
+  };
+  const int before = shm_files();
+  {
+    auto throttle = RetryThrottle::ForStore(store, "http://127.0.0.1:7");
+    EXPECT_TRUE(throttle->paced_with_host());
+    EXPECT_EQ(shm_files(), before + 1);
+    // An unknown scope is ignored (with a line at SPOOL_LOG=info): the host's.
+    ScopedEnvOverride unknown(Env::Fixed({{"SPOOL_THROTTLE_SCOPE", "node"}}));
+    EXPECT_TRUE(RetryThrottle::ForStore(store + "-b", "http://127.0.0.1:7")->paced_with_host());
+  }
+  EXPECT_EQ(shm_files(), before);
 }
 
 // Two throttles of the host's block for one store: what one is told, the
