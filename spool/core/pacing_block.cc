@@ -44,11 +44,14 @@ bool WriteFresh(const std::string& temporary, const std::string& key, std::strin
     *why_not = Errno("cannot create", temporary);
     return false;
   }
+  // Reserved, not only sized: on a full tmpfs ftruncate succeeds and the
+  // first write through the mapping would be a SIGBUS.
   void* mapped = MAP_FAILED;
-  if (::ftruncate(fd, kFileSize) == 0) mapped = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  errno = ::posix_fallocate(fd, 0, kFileSize);
+  if (errno == 0) mapped = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (mapped == MAP_FAILED) {
-    *why_not = Errno("cannot size or map", temporary);
+    *why_not = Errno("cannot reserve or map", temporary);
     ::unlink(temporary.c_str());
     return false;
   }
@@ -68,8 +71,7 @@ bool WriteFresh(const std::string& temporary, const std::string& key, std::strin
 
 }  // namespace
 
-PacingBlock::PacingBlock(Layout* layout, int fd, std::string path)
-    : layout_(layout), fd_(fd), path_(std::move(path)), opener_(::getpid()) {}
+PacingBlock::PacingBlock(Layout* layout, int fd, std::string path) : layout_(layout), fd_(fd), path_(std::move(path)) {}
 
 std::unique_ptr<PacingBlock> PacingBlock::Private() {
   auto* layout = new Layout;
@@ -77,20 +79,28 @@ std::unique_ptr<PacingBlock> PacingBlock::Private() {
   return std::unique_ptr<PacingBlock>(new PacingBlock(layout, -1, ""));
 }
 
+std::string PacingBlock::PathFor(const std::string& key, const std::string& dir) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "/spool-pacing-v1-%u-%08x", static_cast<unsigned>(::geteuid()),
+                static_cast<unsigned>(crc32c::Value(key)));
+  return dir + name;
+}
+
 std::unique_ptr<PacingBlock> PacingBlock::OnHost(const std::string& key, const std::string& dir, std::string* why_not) {
   if (key.size() >= Layout::kKeySize) {
     *why_not = "the store's name is too long for a shared pacing file";
     return nullptr;
   }
-  char name[64];
-  std::snprintf(name, sizeof(name), "/spool-pacing-v1-%u-%08x", static_cast<unsigned>(::geteuid()),
-                static_cast<unsigned>(crc32c::Value(key)));
-  const std::string path = dir + name;
-  // Each user of the file holds a shared flock on it; the last to close it
+  const std::string path = PathFor(key, dir);
+  // Each user of the file holds a shared flock on it; the last to let go
   // removes it (the destructor). A file removed between our open and our
-  // lock is not used: a new one is made.
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  // lock is not used: a new one is made. Nothing here blocks: the file is
+  // checked before it is locked, and a lock that cannot be had at once
+  // (its last user removing it) is tried again, then given up.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) ::usleep(2000);
+    const int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = ::open(path.c_str(), flags);
     if (fd < 0 && errno == ENOENT) {
       // Made whole aside, then published: link(2) fails on an existing
       // name, so of processes racing here one publishes and all map it.
@@ -101,27 +111,29 @@ std::unique_ptr<PacingBlock> PacingBlock::OnHost(const std::string& key, const s
       if (!linked) *why_not = Errno("cannot publish", path);
       ::unlink(temporary.c_str());
       if (!linked) return nullptr;
-      fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+      fd = ::open(path.c_str(), flags);
+      if (fd < 0 && errno == ENOENT) continue;  // its last user removed it meanwhile
     }
     if (fd < 0) {
       *why_not = Errno("cannot open", path);
       return nullptr;
     }
     struct stat info {};
-    if (::flock(fd, LOCK_SH) != 0 || ::fstat(fd, &info) != 0) {
-      *why_not = Errno("cannot lock", path);
+    const bool ours = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
+                      (info.st_mode & 077) == 0 && info.st_size == static_cast<off_t>(kFileSize);
+    if (!ours) {
+      *why_not = path + " is not a private file of this user of the expected size";
       ::close(fd);
       return nullptr;
     }
-    if (info.st_nlink == 0) {  // removed by its last user meanwhile
+    if (::flock(fd, LOCK_SH | LOCK_NB) != 0 || ::fstat(fd, &info) != 0 || info.st_nlink == 0) {
+      *why_not = Errno("cannot lock", path);
       ::close(fd);
-      continue;
+      continue;  // being removed by its last user: a new one will be made
     }
-    const bool ours = S_ISREG(info.st_mode) && info.st_uid == ::geteuid() && (info.st_mode & 077) == 0 &&
-                      info.st_size == static_cast<off_t>(kFileSize);
-    void* mapped = ours ? ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-    if (!ours || mapped == MAP_FAILED) {
-      *why_not = ours ? Errno("cannot map", path) : path + " is not a private file of this user of the expected size";
+    void* mapped = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED) {
+      *why_not = Errno("cannot map", path);
       ::close(fd);
       return nullptr;
     }
@@ -135,24 +147,29 @@ std::unique_ptr<PacingBlock> PacingBlock::OnHost(const std::string& key, const s
     }
     return std::unique_ptr<PacingBlock>(new PacingBlock(layout, fd, path));
   }
-  *why_not = path + " kept being removed while opened";
+  *why_not += " (gave up after 5 tries)";
   return nullptr;
 }
 
 PacingBlock::~PacingBlock() {
   if (on_host()) {
     ::munmap(layout_, kFileSize);
-    // The last user removes the file: no other shared lock is left, and the
-    // name still is this file. A forked child's descriptor shares the
-    // opener's lock (flock(2) locks belong to the open file), so only the
-    // opener may try: the child's try would take the lock from under it.
+    // The last user removes the file. Our descriptor's lock is shared with
+    // forked children (flock locks belong to the open file, which fork
+    // shares), so it is closed, not converted: the lock stays while any
+    // child still holds the open file. A fresh open file then takes an
+    // exclusive lock only when no user is left anywhere, and the name must
+    // still be this file.
+    ::close(fd_);
+    const int probe = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat ours {
     }, named{};
-    if (::getpid() == opener_ && ::flock(fd_, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd_, &ours) == 0 &&
-        ::stat(path_.c_str(), &named) == 0 && ours.st_ino == named.st_ino && ours.st_dev == named.st_dev) {
+    if (probe >= 0 && ::flock(probe, LOCK_EX | LOCK_NB) == 0 && ::fstat(probe, &ours) == 0 &&
+        ::stat(path_.c_str(), &named) == 0 && ours.st_ino == named.st_ino && ours.st_dev == named.st_dev &&
+        ours.st_uid == ::geteuid()) {
       ::unlink(path_.c_str());
     }
-    ::close(fd_);
+    if (probe >= 0) ::close(probe);
   } else {
     pthread_mutex_destroy(&layout_->mu);
     delete layout_;
@@ -161,10 +178,16 @@ PacingBlock::~PacingBlock() {
 
 PacingBlock::Guard::Guard(PacingBlock& block) : block_(block), state_(&block.layout_->state) {
   // EOWNERDEAD: a process died holding the lock. The state is plain numbers,
-  // each written whole, so it is taken as it is.
-  if (pthread_mutex_lock(&block_.layout_->mu) == EOWNERDEAD) pthread_mutex_consistent(&block_.layout_->mu);
+  // each written whole, so it is taken as it is. Any other failure (a file
+  // another process of this user damaged) leaves the numbers unguarded:
+  // at worst a pace is wrong, never a wait forever.
+  const int locked = pthread_mutex_lock(&block_.layout_->mu);
+  if (locked == EOWNERDEAD) pthread_mutex_consistent(&block_.layout_->mu);
+  held_ = locked == 0 || locked == EOWNERDEAD;
 }
 
-PacingBlock::Guard::~Guard() { pthread_mutex_unlock(&block_.layout_->mu); }
+PacingBlock::Guard::~Guard() {
+  if (held_) pthread_mutex_unlock(&block_.layout_->mu);
+}
 
 }  // namespace spool

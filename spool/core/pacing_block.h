@@ -17,8 +17,11 @@
 // level. Every process using the file holds a shared flock(2) on it and the
 // last one to let go removes it, so a job's file goes with the job (one
 // killed leaves it to the next job of the store, which removes it in turn).
-// A process that dies while holding the mutex leaves it to the next (a
-// robust mutex).
+// Opening never blocks: the file is checked before it is locked, and a lock
+// not had at once is tried again a few times, then given up. A process
+// that dies while holding the mutex leaves it to the next (a robust
+// mutex); one stopped while holding it (SIGSTOP, a debugger) holds up the
+// host's other users of the store until it runs again.
 //
 // Times are steady_clock nanoseconds: CLOCK_MONOTONIC, one clock for the
 // whole host.
@@ -62,6 +65,8 @@ class PacingBlock {
   static std::unique_ptr<PacingBlock> Private();
   // State shared with the host's processes that use `key` (the store and
   // its endpoint); nullptr when it cannot be (`why_not` says why).
+  // `<dir>/spool-pacing-v1-...`: PathFor names it.
+  static std::string PathFor(const std::string& key, const std::string& dir);
   static std::unique_ptr<PacingBlock> OnHost(const std::string& key, const std::string& dir, std::string* why_not);
 
   ~PacingBlock();
@@ -82,6 +87,7 @@ class PacingBlock {
    private:
     PacingBlock& block_;
     PacingState* state_;
+    bool held_ = false;
   };
 
   struct Layout;  // pacing_block.cc
@@ -93,7 +99,6 @@ class PacingBlock {
   // The host's file (-1, "": private), held open with a shared flock.
   const int fd_;
   const std::string path_;
-  const int opener_;  // the process that opened it
 };
 
 }  // namespace spool

@@ -51,7 +51,10 @@ std::unique_ptr<PacingBlock> PacingFor(const std::string& store, const std::stri
                "ignoring SPOOL_THROTTLE_SCOPE=\"" + *scope + "\" (want host or process); using host");
   }
   std::string why_not;
-  if (auto shared = PacingBlock::OnHost(store + " at " + endpoint, PacingBlock::kHostDir, &why_not)) return shared;
+  if (auto shared =
+          PacingBlock::OnHost(RetryThrottle::HostPacingKey(store, endpoint), PacingBlock::kHostDir, &why_not)) {
+    return shared;
+  }
   log::Debug("throttle", store + " is paced by this process alone: " + why_not);
   return PacingBlock::Private();
 }
@@ -64,6 +67,10 @@ RetryThrottle::RetryThrottle(std::string store, std::unique_ptr<PacingBlock> pac
 RetryThrottle::~RetryThrottle() = default;
 
 bool RetryThrottle::paced_with_host() const { return pacing_->on_host(); }
+
+std::string RetryThrottle::HostPacingKey(const std::string& store, const std::string& endpoint) {
+  return store + " at " + endpoint;
+}
 
 std::shared_ptr<RetryThrottle> RetryThrottle::ForStore(const std::string& store, const std::string& endpoint) {
   Throttles& all = AllThrottles();

@@ -137,6 +137,8 @@ class RetryThrottle {
   const std::string& store() const { return store_; }
   // True when the rate limit is the host's (pacing_block.h).
   bool paced_with_host() const;
+  // The key of `store` at `endpoint`'s host pacing block.
+  static std::string HostPacingKey(const std::string& store, const std::string& endpoint);
 
   // Waits for a free slot, then (once the store has been throttled) for the
   // send time its rate limit gives; Cancelled when the current CancelToken

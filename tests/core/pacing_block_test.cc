@@ -85,6 +85,59 @@ TEST(PacingBlockTest, AForkedChildLeavesTheFileToItsOpener) {
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+// A forked child shares its parent's open file, and with it the parent's
+// lock: the parent letting go must leave the file to the child, and a later
+// user must find the same state.
+TEST(PacingBlockTest, AParentLettingGoLeavesTheFileToItsForkedChild) {
+  test_support::TempDir dir;
+  const std::string key = "s3://b at http://127.0.0.1:1";
+  auto block = OnHost(dir, key);
+  ASSERT_NE(block, nullptr);
+  const fs::path file = OnlyFile(dir);
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    { PacingBlock::Guard(*block).state().rate = 7; }
+    char byte;
+    _exit(read(go[0], &byte, 1) == 1 ? 0 : 1);  // holds the block until told
+  }
+  block.reset();
+  EXPECT_TRUE(fs::exists(file)) << "removed while the child still uses it";
+  auto later = OnHost(dir, key);
+  ASSERT_NE(later, nullptr);
+  for (int i = 0; i < 1000 && PacingBlock::Guard(*later).state().rate != 7; ++i) usleep(1000);
+  EXPECT_EQ(PacingBlock::Guard(*later).state().rate, 7);
+  ASSERT_EQ(write(go[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(fs::exists(file)) << "removed while `later` still uses it";
+  later.reset();
+  EXPECT_FALSE(fs::exists(file));
+  close(go[0]);
+  close(go[1]);
+}
+
+// Whatever else sits at the name (a folder, a FIFO, a link) is not used,
+// and opening does not block on it.
+TEST(PacingBlockTest, SomethingElseAtTheNameIsNotUsed) {
+  test_support::TempDir dir;
+  const std::string key = "s3://b at http://127.0.0.1:1";
+  const std::string path = PacingBlock::PathFor(key, dir.path().string());
+  std::string why_not;
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(OnHost(dir, key, &why_not), nullptr);
+  EXPECT_NE(why_not.find(path), std::string::npos) << why_not;
+  fs::remove(path);
+  fs::create_directory(path);
+  EXPECT_EQ(OnHost(dir, key), nullptr);
+  fs::remove(path);
+  fs::create_symlink(dir.path() / "elsewhere", path);
+  EXPECT_EQ(OnHost(dir, key), nullptr);
+  EXPECT_FALSE(fs::exists(dir.path() / "elsewhere"));
+}
+
 TEST(PacingBlockTest, AFileOthersCanWriteOrOfAnotherSizeIsNotUsed) {
   test_support::TempDir dir;
   const std::string key = "s3://b at http://127.0.0.1:1";

@@ -312,23 +312,31 @@ TEST(RetryThrottleTest, OneThrottlePerStoreInTheProcess) {
 // a file of /dev/shm that goes with its last user.
 TEST(RetryThrottleTest, AStoresThrottleIsPacedWithTheHostByDefault) {
   const std::string store = "s3://host-default-" + std::to_string(getpid());
-  auto shm_files = [] {
-    int count = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(PacingBlock::kHostDir)) {
-      count += entry.path().filename().string().starts_with("spool-pacing-v1-");
-    }
-    return count;
-  };
-  const int before = shm_files();
+  const std::string endpoint = "http://127.0.0.1:7";
+  const std::string file = PacingBlock::PathFor(RetryThrottle::HostPacingKey(store, endpoint), PacingBlock::kHostDir);
   {
-    auto throttle = RetryThrottle::ForStore(store, "http://127.0.0.1:7");
+    auto throttle = RetryThrottle::ForStore(store, endpoint);
     EXPECT_TRUE(throttle->paced_with_host());
-    EXPECT_EQ(shm_files(), before + 1);
+    EXPECT_TRUE(std::filesystem::exists(file)) << file;
     // An unknown scope is ignored (with a line at SPOOL_LOG=info): the host's.
     ScopedEnvOverride unknown(Env::Fixed({{"SPOOL_THROTTLE_SCOPE", "node"}}));
-    EXPECT_TRUE(RetryThrottle::ForStore(store + "-b", "http://127.0.0.1:7")->paced_with_host());
+    EXPECT_TRUE(RetryThrottle::ForStore(store + "-b", endpoint)->paced_with_host());
   }
-  EXPECT_EQ(shm_files(), before);
+  EXPECT_FALSE(std::filesystem::exists(file)) << file;
+}
+
+// After an idle spell the rate is measured afresh: 16 quick sends then a
+// throttle estimate 160/s from them, not a rate from the window before the
+// spell (1 send in 4 s, which would cut to the floor).
+TEST(RetryThrottleTest, AfterAnIdleSpellTheRateIsMeasuredAfresh) {
+  RetryThrottle throttle("s3://idle");
+  ASSERT_TRUE(throttle.Acquire().ok());
+  throttle.Release();
+  std::this_thread::sleep_for(std::chrono::duration<double>(2 / RetryThrottle::kMinRate + 0.1));
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(throttle.Acquire().ok());
+  throttle.Record(SlowDown());
+  EXPECT_GT(throttle.state().rate_limit, 10.0);
+  for (int i = 0; i < 16; ++i) throttle.Release();
 }
 
 // Two throttles of the host's block for one store: what one is told, the
