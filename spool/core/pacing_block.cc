@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <new>
 #include <random>
 #include <utility>
@@ -69,6 +70,33 @@ bool WriteFresh(const std::string& temporary, const std::string& key, std::strin
   return true;
 }
 
+// Removes the file at `path` when no process uses it: an exclusive lock on
+// a fresh open file is had only when nobody holds a shared one, and the
+// name must still be that file, of this user.
+void RemoveIfUnused(const std::string& path) {
+  const int probe = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (probe < 0) return;
+  struct stat opened {
+  }, named{};
+  if (::flock(probe, LOCK_EX | LOCK_NB) == 0 && ::fstat(probe, &opened) == 0 && S_ISREG(opened.st_mode) &&
+      opened.st_uid == ::geteuid() && ::stat(path.c_str(), &named) == 0 && opened.st_ino == named.st_ino &&
+      opened.st_dev == named.st_dev) {
+    ::unlink(path.c_str());
+  }
+  ::close(probe);
+}
+
+// This user's pacing files in `dir` that no process uses: left by processes
+// killed before they could remove them. Swept when a new file is made, so
+// they do not pile up on a host where jobs are killed.
+void RemoveAbandoned(const std::string& dir) {
+  const std::string mine = "spool-pacing-v1-" + std::to_string(::geteuid()) + "-";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().filename().string().starts_with(mine)) RemoveIfUnused(entry.path().string());
+  }
+}
+
 }  // namespace
 
 PacingBlock::PacingBlock(Layout* layout, int fd, std::string path) : layout_(layout), fd_(fd), path_(std::move(path)) {}
@@ -104,6 +132,7 @@ std::unique_ptr<PacingBlock> PacingBlock::OnHost(const std::string& key, const s
     if (fd < 0 && errno == ENOENT) {
       // Made whole aside, then published: link(2) fails on an existing
       // name, so of processes racing here one publishes and all map it.
+      RemoveAbandoned(dir);
       const std::string temporary =
           dir + "/.spool-pacing-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
       if (!WriteFresh(temporary, key, why_not)) return nullptr;
@@ -147,6 +176,7 @@ std::unique_ptr<PacingBlock> PacingBlock::OnHost(const std::string& key, const s
     }
     return std::unique_ptr<PacingBlock>(new PacingBlock(layout, fd, path));
   }
+  if (why_not->empty()) *why_not = path + " kept being removed while it was opened";
   *why_not += " (gave up after 5 tries)";
   return nullptr;
 }
@@ -157,19 +187,9 @@ PacingBlock::~PacingBlock() {
     // The last user removes the file. Our descriptor's lock is shared with
     // forked children (flock locks belong to the open file, which fork
     // shares), so it is closed, not converted: the lock stays while any
-    // child still holds the open file. A fresh open file then takes an
-    // exclusive lock only when no user is left anywhere, and the name must
-    // still be this file.
+    // child still holds the open file.
     ::close(fd_);
-    const int probe = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat ours {
-    }, named{};
-    if (probe >= 0 && ::flock(probe, LOCK_EX | LOCK_NB) == 0 && ::fstat(probe, &ours) == 0 &&
-        ::stat(path_.c_str(), &named) == 0 && ours.st_ino == named.st_ino && ours.st_dev == named.st_dev &&
-        ours.st_uid == ::geteuid()) {
-      ::unlink(path_.c_str());
-    }
-    if (probe >= 0) ::close(probe);
+    RemoveIfUnused(path_);
   } else {
     pthread_mutex_destroy(&layout_->mu);
     delete layout_;

@@ -15,8 +15,9 @@
 // the same key; otherwise (another user's file, a crc32c collision, no
 // /dev/shm) the throttle paces its process alone and says why at debug
 // level. Every process using the file holds a shared flock(2) on it and the
-// last one to let go removes it, so a job's file goes with the job (one
-// killed leaves it to the next job of the store, which removes it in turn).
+// last one to let go removes it, so a job's file goes with the job. One
+// killed (SIGKILL, a default SIGTERM) leaves it; the next process that
+// makes a pacing file removes this user's files that no process uses.
 // Opening never blocks: the file is checked before it is locked, and a lock
 // not had at once is tried again a few times, then given up. A process
 // that dies while holding the mutex leaves it to the next (a robust
@@ -26,8 +27,8 @@
 // Times are steady_clock nanoseconds: CLOCK_MONOTONIC, one clock for the
 // whole host.
 //
-// Thread-safe and process-safe through Lock(); a Guard is held briefly, never
-// across a wait. Lifetime: owned by one RetryThrottle; a forked child shares
+// Thread-safe and process-safe through a Guard, held briefly, never across
+// a wait. Lifetime: owned by one RetryThrottle; a forked child shares
 // a host block with its parent and gets a copy of a private one.
 #pragma once
 

@@ -138,6 +138,32 @@ TEST(PacingBlockTest, SomethingElseAtTheNameIsNotUsed) {
   EXPECT_FALSE(fs::exists(dir.path() / "elsewhere"));
 }
 
+// A process killed while it used a file cannot remove it; the next new
+// file of this user removes it, and leaves a file still in use.
+TEST(PacingBlockTest, FilesOfKilledProcessesGoWhenTheNextFileIsMade) {
+  test_support::TempDir dir;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string why_not;
+    auto left = PacingBlock::OnHost("s3://killed at http://127.0.0.1:1", dir.path().string(), &why_not);
+    _exit(left ? 0 : 1);  // no destructor runs: as if killed
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const fs::path abandoned = OnlyFile(dir);
+  auto used = OnHost(dir, "s3://used at http://127.0.0.1:1");
+  ASSERT_NE(used, nullptr);
+  EXPECT_FALSE(fs::exists(abandoned));
+  auto another = OnHost(dir, "s3://another at http://127.0.0.1:1");
+  ASSERT_NE(another, nullptr);
+  EXPECT_EQ(PacingBlock::Guard(*used).state().rate, 0);
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 2) << "a file in use was swept";
+}
+
 TEST(PacingBlockTest, AFileOthersCanWriteOrOfAnotherSizeIsNotUsed) {
   test_support::TempDir dir;
   const std::string key = "s3://b at http://127.0.0.1:1";
