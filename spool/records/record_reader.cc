@@ -118,10 +118,16 @@ RecordReader::~RecordReader() = default;
 Result<std::unique_ptr<RecordReader>> RecordReader::Open(ObjectStore& store, std::string_view key,
                                                          const RecordReaderOptions& options) {
   SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, store.OpenRead(key));
+  return Open(std::shared_ptr<ReadableObject>(std::move(object)), store, std::string(key), options);
+}
+
+Result<std::unique_ptr<RecordReader>> RecordReader::Open(std::shared_ptr<ReadableObject> object, ObjectStore& store,
+                                                         std::string key, const RecordReaderOptions& options) {
+  if (object == nullptr) return InvalidArgumentError("RecordReader::Open needs an object");
   const Compression compression = options.compression.value_or(CompressionFromExtension(key));
-  return std::unique_ptr<RecordReader>(new RecordReader(std::shared_ptr<ReadableObject>(std::move(object)),
-                                                        store.Describe(key), &store, std::string(key),
-                                                        compression, options));
+  std::string url = store.Describe(key);
+  return std::unique_ptr<RecordReader>(
+      new RecordReader(std::move(object), std::move(url), &store, std::move(key), compression, options));
 }
 
 Result<std::unique_ptr<RecordReader>> RecordReader::Open(std::shared_ptr<ReadableObject> object, std::string url,

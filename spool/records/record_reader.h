@@ -84,6 +84,10 @@ class RecordReader {
   // picks the compression from its extension when the options leave it open.
   static Result<std::unique_ptr<RecordReader>> Open(std::shared_ptr<ReadableObject> object, std::string url,
                                                     const RecordReaderOptions& options = {});
+  // Reads `object`, which the caller opened from `key` in `store` (from a
+  // listing, say): as Open(store, key), with seeks using the index beside it.
+  static Result<std::unique_ptr<RecordReader>> Open(std::shared_ptr<ReadableObject> object, ObjectStore& store,
+                                                    std::string key, const RecordReaderOptions& options = {});
   ~RecordReader();
 
   // The next record: true and `*record` set, or false at the end. A view

@@ -157,6 +157,15 @@ void AddChecksums(std::string_view body, bool payload_signed, KeyValues& headers
   headers.emplace_back(std::string(kUploaderCrc32cHeader), crc);
 }
 
+// The object's whole size from a 206's Content-Range ("bytes 0-99/1234");
+// none without one, or where the server does not know it ("/*").
+std::optional<uint64_t> ContentRangeTotal(const HttpHeaders& headers) {
+  const std::string range = headers.Get("Content-Range").value_or("");
+  const size_t slash = range.rfind('/');
+  if (slash == std::string::npos || slash + 1 >= range.size() || range[slash + 1] == '*') return std::nullopt;
+  return std::strtoull(range.c_str() + slash + 1, nullptr, 10);
+}
+
 }  // namespace
 
 S3Client::S3Client(ResolvedConfig config, std::string bucket, std::shared_ptr<HttpTransport> transport,
@@ -334,18 +343,27 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
                                            options.if_match + " when opened); open it again")
                 .WithRemote(response.status().remote());
           }
+          if (response.status().remote().http_status == 416 && options.object_size) {
+            return FailedPreconditionError(Describe(key) + " is shorter than the " +
+                                           std::to_string(*options.object_size) +
+                                           " bytes it had when opened: it changed since; open it again")
+                .WithRemote(response.status().remote());
+          }
           return response.status();
         }
         if (response->status == 200 && options.offset + result.bytes - sink.size() != 0) {
           return InternalError(Describe(key) + ": the server ignored the Range header");
         }
+        const std::optional<uint64_t> total = ContentRangeTotal(response->headers);
+        if (options.object_size && total && *total != *options.object_size) {
+          return FailedPreconditionError(Describe(key) + " is " + std::to_string(*total) + " bytes, not the " +
+                                         std::to_string(*options.object_size) +
+                                         " it had when opened: it changed since; open it again");
+        }
         if (result.bytes < buffer.size()) {
           // A short 206 means the object ends here; a short body with a longer
           // Content-Range means the transfer broke: try again from here.
-          auto range = response->headers.Get("Content-Range").value_or("");
-          size_t slash = range.rfind('/');
-          uint64_t total = slash == std::string::npos ? 0 : std::strtoull(range.c_str() + slash + 1, nullptr, 10);
-          if (slash == std::string::npos || options.offset + result.bytes >= total) {
+          if (!total || options.offset + result.bytes >= *total) {
             at_end = true;
           } else {
             return UnavailableError("the body of " + what + " ended early");

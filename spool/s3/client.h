@@ -61,6 +61,12 @@ struct GetOptions {
   // (docs/performance.md). Ignored without if_match: an object that grew
   // since it was opened must not overflow the buffer.
   bool whole_object = false;
+  // The object's size when it was opened, for a read pinned by nothing else
+  // (opened from a manifest that gave its size, not its ETag): an answer
+  // whose Content-Range shows another size, or a 416 for a range that was
+  // inside it, fails with FailedPrecondition. A rewrite of the same size is
+  // not seen here; the caller's checksum sees it.
+  std::optional<uint64_t> object_size;
 };
 
 // What a GET that returned the object from byte 0 in one answer says about

@@ -39,6 +39,8 @@ class S3Reader : public ReadableObject {
     options.offset = offset;
     options.length = target.size();
     options.if_match = info_.version;
+    // Opened from a manifest that gave the size but no ETag: the size pins it.
+    if (info_.version.empty()) options.object_size = info_.size;
     // Opened from a listing, the checksums are not known yet: a GET of the
     // whole object asks for them and checks the bytes against them.
     const bool whole = offset == 0 && target.size() == info_.size;

@@ -32,17 +32,18 @@ namespace {
 
 using spool::test_support::TempDir;
 
-// Counts the opens and the bytes read of every key, and can slow reads down.
+// Counts the opens (by key or from what a manifest said) and the bytes read
+// of every key, and can slow reads down.
 class CountingStore : public test_support::ForwardingStore {
  public:
   using ForwardingStore::ForwardingStore;
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
     SPOOL_ASSIGN_OR_RETURN(auto object, ForwardingStore::OpenRead(key));
-    {
-      std::lock_guard lock(mu_);
-      ++opens_[std::string(key)];
-    }
-    return std::unique_ptr<ReadableObject>(new Counted(std::move(object), this, IsShard(key)));
+    return Count(key, std::move(object));
+  }
+  Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override {
+    SPOOL_ASSIGN_OR_RETURN(auto object, ForwardingStore::OpenListed(listed));
+    return Count(listed.key, std::move(object));
   }
   // Bytes read from the shards (keys ending in ".tfrecord"), not manifests.
   uint64_t bytes() const { return bytes_.load(); }
@@ -55,6 +56,14 @@ class CountingStore : public test_support::ForwardingStore {
   std::chrono::milliseconds delay{0};
 
  private:
+  std::unique_ptr<ReadableObject> Count(std::string_view key, std::unique_ptr<ReadableObject> object) {
+    {
+      std::lock_guard lock(mu_);
+      ++opens_[std::string(key)];
+    }
+    return std::unique_ptr<ReadableObject>(new Counted(std::move(object), this, IsShard(key)));
+  }
+
   class Counted : public ReadableObject {
    public:
     Counted(std::unique_ptr<ReadableObject> inner, CountingStore* owner, bool counted)

@@ -369,6 +369,51 @@ TEST(S3Reader, AWholeObjectIsOnePlainGetThatResumesWithARange) {
   EXPECT_EQ(tail, object.substr(1));
 }
 
+// A dataset manifest gives a shard's size and CRC32C but no ETag: the
+// loader opens it from those (no HEAD), and the size pins the read. A
+// Content-Range of another size, or a 416 for a range that was inside the
+// object, is FailedPrecondition ("changed since"); a missing one NotFound.
+TEST(S3Reader, AnObjectKnownOnlyByItsSizeIsPinnedToIt) {
+  std::string object(26, 'z');
+  int http_status = 0;  // when set, the server answers this instead
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest& request) {
+    if (http_status == 0) return RangedAnswer(request, object);
+    ScriptedTransport::Answer answer;
+    answer.status = http_status;
+    answer.body =
+        http_status == 404 ? "<Error><Code>NoSuchKey</Code></Error>" : "<Error><Code>InvalidRange</Code></Error>";
+    return answer;
+  });
+  Executor executor(2);
+  ObjectInfo known{"k", 26, "", std::nullopt, false, std::nullopt, {}};
+  auto reader = MakeS3Reader(Client(transport), known, executor);
+  std::string buffer(26, '\0');
+  ASSERT_TRUE(reader->ReadAt(0, buffer).ok());
+  EXPECT_EQ(buffer, object);
+  EXPECT_EQ(RangeOf(transport->requests().at(0)), "bytes=0-25");
+  EXPECT_FALSE(transport->requests().at(0).headers.Has("if-match"));
+
+  object = std::string(40, 'z');  // grown: the first 26 bytes alone would look right
+  auto grown = reader->ReadAt(0, buffer);
+  ASSERT_EQ(grown.status().code(), StatusCode::kFailedPrecondition) << grown.status().ToString();
+  EXPECT_NE(grown.status().message().find("is 40 bytes, not the 26"), std::string::npos) << grown.status().ToString();
+
+  object = std::string(10, 'z');  // shrunk
+  auto shrunk = reader->ReadAt(0, buffer);
+  ASSERT_EQ(shrunk.status().code(), StatusCode::kFailedPrecondition) << shrunk.status().ToString();
+  EXPECT_NE(shrunk.status().message().find("is 10 bytes"), std::string::npos) << shrunk.status().ToString();
+
+  http_status = 416;  // shrunk below the range's first byte
+  std::string tail(6, '\0');
+  auto before_range = reader->ReadAt(20, tail);
+  ASSERT_EQ(before_range.status().code(), StatusCode::kFailedPrecondition) << before_range.status().ToString();
+  EXPECT_NE(before_range.status().message().find("shorter than the 26 bytes"), std::string::npos)
+      << before_range.status().ToString();
+
+  http_status = 404;
+  EXPECT_EQ(reader->ReadAt(0, buffer).status().code(), StatusCode::kNotFound);
+}
+
 TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   std::string object(100, '\0');
   for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('A' + i % 26);

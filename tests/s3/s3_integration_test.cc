@@ -242,6 +242,48 @@ TEST(S3Store, OpenListedReadsASmallObjectWithOneGet) {
   DeletePrefix(*store, prefix);
 }
 
+// A dataset manifest gives a shard's key and size, no ETag: opened from
+// those, a small object is one GET and no HEAD, and on a real server the
+// size pins the read (rewritten longer or shorter: FailedPrecondition;
+// deleted: NotFound). An empty one is opened with a HEAD, since reading it
+// makes no request that would see it gone.
+TEST(S3Store, OpenedFromItsSizeAloneASmallObjectIsOneGetPinnedToTheSize) {
+  auto store = OpenTestStore();
+  const std::string key = UniquePrefix("known-size") + "shard";
+  const std::string data = DeterministicBytes(11, 100 * 1024);
+  ASSERT_TRUE(WriteAll(*store, key, data).ok());
+  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
+  auto counted_store = StoreWithTransport(counting, nullptr, {});
+  ObjectInfo known;
+  known.key = key;
+  known.size = data.size();
+  auto reader = counted_store->OpenListed(known);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string back(data.size(), '\0');
+  auto read = (*reader)->ReadAt(0, back);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(back == data);
+  EXPECT_EQ(counting->methods(), std::vector<std::string>{"GET"});
+
+  ASSERT_TRUE(WriteAll(*store, key, data + "more").ok());
+  auto longer = (*reader)->ReadAt(0, back);
+  EXPECT_EQ(longer.status().code(), StatusCode::kFailedPrecondition) << longer.status().ToString();
+  ASSERT_TRUE(WriteAll(*store, key, data.substr(0, 1000)).ok());
+  auto shorter = (*reader)->ReadAt(0, back);
+  EXPECT_EQ(shorter.status().code(), StatusCode::kFailedPrecondition) << shorter.status().ToString();
+  std::string tail(1000, '\0');
+  auto past_its_end = (*reader)->ReadAt(50 * 1024, tail);
+  EXPECT_EQ(past_its_end.status().code(), StatusCode::kFailedPrecondition) << past_its_end.status().ToString();
+  ASSERT_TRUE(store->Delete(key).ok());
+  EXPECT_EQ((*reader)->ReadAt(0, back).status().code(), StatusCode::kNotFound);
+
+  ObjectInfo empty;
+  empty.key = key;
+  const size_t before = counting->methods().size();
+  EXPECT_EQ(counted_store->OpenListed(empty).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(counting->methods().at(before), "HEAD");
+}
+
 TEST(S3Store, LargeReadAtIsSplitIntoParallelRangedGets) {
   auto store = OpenTestStore();
   const std::string key = UniquePrefix("ranged") + "40MiB";

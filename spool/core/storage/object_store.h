@@ -225,8 +225,9 @@ class ObjectStore {
   virtual Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) = 0;
   // Opens the object a listing just described (key, size, version), which
   // may spare the backend the metadata request OpenRead makes; reads fail
-  // with FailedPrecondition if the object changed since. The default is
-  // OpenRead(listed.key).
+  // with FailedPrecondition if the object changed since (without a version,
+  // as from a dataset manifest: if its size changed), and with NotFound if
+  // it is gone. The default is OpenRead(listed.key), which fails at once.
   virtual Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed);
   virtual Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key,
                                                             const WriteOptions& options = {}) = 0;

@@ -36,6 +36,45 @@ ShardInfo ToShardInfo(const Location& where, records::DatasetShard shard, const 
                    /*version=*/""};
 }
 
+// A shard its manifest names but its store does not have.
+Status ExplainMissingShard(const ShardInfo& shard, const Status& status) {
+  if (status.code() != StatusCode::kNotFound || shard.manifest.empty()) return status;
+  return NotFoundError("shard " + shard.url + " named in dataset manifest " + shard.manifest +
+                       " does not exist; restore it or rewrite the dataset");
+}
+
+// A shard opened from the size its manifest or listing gave: the store says
+// it is gone or changed only when it is read, and this wrapper says so in the
+// terms CheckOpenedShard uses at an open. The rest is passed through.
+class KnownShardObject : public ReadableObject {
+ public:
+  KnownShardObject(std::unique_ptr<ReadableObject> object, ShardInfo shard)
+      : object_(std::move(object)), shard_(std::move(shard)) {}
+
+  const ObjectInfo& info() const override { return object_->info(); }
+  Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
+    Result<size_t> read = object_->ReadAt(offset, buffer);
+    if (read.ok()) return read;
+    return Explain(read.status());
+  }
+  bool verifies_whole_reads() const override { return object_->verifies_whole_reads(); }
+  RangedReads ranged_reads() const override { return object_->ranged_reads(); }
+  bool reads_are_local() const override { return object_->reads_are_local(); }
+
+ private:
+  Status Explain(const Status& read) const {
+    if (read.code() != StatusCode::kFailedPrecondition) return ExplainMissingShard(shard_, read);
+    const std::string known = shard_.manifest.empty()
+                                  ? "the loader listed it"
+                                  : "dataset manifest " + shard_.manifest + " was written (it says " +
+                                        std::to_string(shard_.size.value_or(0)) + " bytes)";
+    return DataLossError("shard " + shard_.url + " changed after " + known + ": " + read.message());
+  }
+
+  const std::unique_ptr<ReadableObject> object_;
+  const ShardInfo shard_;
+};
+
 }  // namespace
 
 Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options) {
@@ -56,19 +95,36 @@ Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options) {
 }
 
 Status CheckOpenedShard(const ShardInfo& shard, const Status& opened, uint64_t opened_size) {
-  if (!opened.ok()) {
-    if (opened.code() == StatusCode::kNotFound && !shard.manifest.empty()) {
-      return NotFoundError("shard " + shard.url + " named in dataset manifest " + shard.manifest +
-                           " does not exist; restore it or rewrite the dataset");
-    }
-    return opened;
-  }
+  if (!opened.ok()) return ExplainMissingShard(shard, opened);
   if (!shard.size || opened_size == *shard.size) return OkStatus();
   const std::string known = shard.manifest.empty() ? "was " + std::to_string(*shard.size) + " bytes when listed"
                                                    : "dataset manifest " + shard.manifest + " says " +
                                                          std::to_string(*shard.size);
   return DataLossError("shard " + shard.url + " is " + std::to_string(opened_size) + " bytes but " + known +
                        "; the shard changed after " + (shard.manifest.empty() ? "the loader listed it" : "the manifest was written"));
+}
+
+ObjectInfo KnownObjectOf(const ShardInfo& shard) {
+  ObjectInfo known;
+  known.key = shard.key;
+  known.size = shard.size.value_or(0);
+  known.version = shard.version;
+  return known;
+}
+
+Result<std::unique_ptr<records::RecordReader>> OpenShard(const ShardInfo& shard,
+                                                         const records::RecordReaderOptions& options) {
+  if (!shard.size) {
+    Result<std::unique_ptr<records::RecordReader>> opened =
+        records::RecordReader::Open(*shard.store, shard.key, options);
+    SPOOL_RETURN_IF_ERROR(CheckOpenedShard(shard, opened.status(), opened.ok() ? (*opened)->object_size() : 0));
+    return opened;
+  }
+  Result<std::unique_ptr<ReadableObject>> opened = shard.store->OpenListed(KnownObjectOf(shard));
+  // Stores that open with a request of their own (OpenRead) report here.
+  SPOOL_RETURN_IF_ERROR(CheckOpenedShard(shard, opened.status(), opened.ok() ? (*opened)->info().size : 0));
+  auto object = std::make_shared<KnownShardObject>(std::move(opened).value(), shard);
+  return records::RecordReader::Open(std::move(object), *shard.store, shard.key, options);
 }
 
 Status LoadCounts(std::vector<ShardInfo>& shards, Executor& executor, bool skip_damage) {

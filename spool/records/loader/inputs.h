@@ -11,9 +11,9 @@
 // - A key ending in ".manifest.json" is a dataset manifest: its shards (names
 //   relative to the manifest's folder) with their record counts and sizes;
 //   no listing. Shards are not checked when the loader opens: a worker
-//   touches only the shards it reads, when it reads them (see
-//   CheckOpenedShard), so opening costs O(inputs) requests per worker, not
-//   O(shards) (docs/loader.md has the arithmetic for 1,000 workers).
+//   touches only the shards it reads, when it reads them (see OpenShard),
+//   so opening costs O(inputs) requests per worker, not O(shards)
+//   (docs/loader.md has the arithmetic for 1,000 workers).
 // Record counts come from the manifest, else from a "<shard>.idx" index file
 // seen in a glob's listing (loaded only when needed, see LoadCounts). A
 // manifest's CRC32C of each shard is checked while the shard streams
@@ -32,6 +32,7 @@
 #include "spool/core/status.h"
 #include "spool/core/storage/object_store.h"
 #include "spool/records/loader/options.h"
+#include "spool/records/record_reader.h"
 
 namespace spool::loader {
 
@@ -59,6 +60,20 @@ Result<std::vector<ShardInfo>> ResolveInputs(const DataLoaderOptions& options);
 // one is DataLoss, both naming the shard and its manifest (or the listing).
 // `opened` is the open's status and, when it succeeded, the object's size.
 Status CheckOpenedShard(const ShardInfo& shard, const Status& opened, uint64_t opened_size);
+
+// What the loader knows of `shard` (key, size, pinned version) as the
+// ObjectInfo that ObjectStore::OpenListed opens. Needs shard.size.
+ObjectInfo KnownObjectOf(const ShardInfo& shard);
+
+// Opens `shard` to read its records with `options`. A shard whose size its
+// manifest or listing gave is opened from that (ObjectStore::OpenListed):
+// on S3 a shard of at most one part is then read with one GET and no HEAD,
+// half the requests on a prefix the server throttles (docs/performance.md).
+// Such a shard is checked when it is read rather than when opened, and its
+// store's "gone" (NotFound) and "changed" (DataLoss) name the shard and its
+// manifest from the reads, as CheckOpenedShard's do from the open.
+Result<std::unique_ptr<records::RecordReader>> OpenShard(const ShardInfo& shard,
+                                                         const records::RecordReaderOptions& options);
 
 // Fills in missing record counts: from index files where known, else by
 // reading each shard once (without decoding Examples), in parallel on

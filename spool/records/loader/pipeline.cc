@@ -314,16 +314,16 @@ Result<std::unique_ptr<records::RecordReader>> Pipeline::OpenReader(const Segmen
   records::RecordReaderOptions options = ReaderOptions();
   options.io.expected_crc32c = shard.crc32c;  // checked when this worker streams the whole shard
   // The shard is checked against what the manifest or listing said only now,
-  // when this worker reads it: see CheckOpenedShard.
+  // when this worker reads it: see OpenShard.
   Result<std::unique_ptr<records::RecordReader>> opened = NotFoundError("");
   if (config_.cache) {  // the cached copy, when there is one (evicted meanwhile: the store)
     if (std::optional<std::string> local = config_.cache->Acquire(range.shard, epoch, config_.worker)) {
       opened = records::RecordReader::Open(config_.cache->store(), *local, options);
+      if (opened.ok()) SPOOL_RETURN_IF_ERROR(CheckOpenedShard(shard, OkStatus(), (*opened)->object_size()));
     }
   }
-  if (!opened.ok()) opened = records::RecordReader::Open(*shard.store, shard.key, options);
-  SPOOL_RETURN_IF_ERROR(CheckOpenedShard(shard, opened.status(), opened.ok() ? (*opened)->object_size() : 0));
-  std::unique_ptr<records::RecordReader> reader = std::move(opened).value();
+  if (!opened.ok()) opened = OpenShard(shard, options);
+  SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<records::RecordReader> reader, std::move(opened));
   if (first_record > 0) {
     Status seek = reader->SeekToRecord(first_record);
     if (seek.code() == StatusCode::kOutOfRange) {

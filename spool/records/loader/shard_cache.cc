@@ -289,9 +289,13 @@ std::optional<std::string> ShardCache::Obtain(uint32_t shard, const Now& now, bo
   if (!ahead) ++misses_;
 
   // The size reserves the room: from the manifest or listing, else the open.
+  // A manifest's size and CRC32C, which the copy is checked against below,
+  // also spare a small shard the HEAD on S3 (OpenListed); without the CRC32C
+  // the open brings the one the store keeps.
   std::unique_ptr<ReadableObject> object;
   auto open = [&] {
-    Result<std::unique_ptr<ReadableObject>> opened = info.store->OpenRead(info.key);
+    Result<std::unique_ptr<ReadableObject>> opened =
+        info.size && info.crc32c ? info.store->OpenListed(KnownObjectOf(info)) : info.store->OpenRead(info.key);
     if (opened.ok()) object = std::move(opened).value();
     return object != nullptr;
   };
