@@ -90,8 +90,10 @@ std::string RandomBoundary() {
 // said about the object.
 class MediaSink : public ResponseSink {
  public:
-  MediaSink(const std::function<Status(std::string_view)>& write, uint64_t start, std::optional<uint64_t> wanted)
-      : write_(write), start_(start), wanted_(wanted) {}
+  // `object_size`: see ReadObjectRequest; `url` names the object in that error.
+  MediaSink(const std::function<Status(std::string_view)>& write, uint64_t start, std::optional<uint64_t> wanted,
+            std::optional<uint64_t> object_size, const std::string& url)
+      : write_(write), start_(start), wanted_(wanted), object_size_(object_size), url_(url) {}
 
   Status OnHeaders(int status, const HttpHeaders& headers) override {
     status_ = status;
@@ -106,6 +108,15 @@ class MediaSink : public ResponseSink {
       }
     }
     if (auto generation = headers.Get("x-goog-generation")) ParseInteger(*generation, &generation_);
+    // Before any byte is taken: an object of another size is another object.
+    uint64_t stored = 0;
+    if (auto length = headers.Get("x-goog-stored-content-length"); status >= 200 && status < 300 && object_size_ &&
+                                                                   length && ParseInteger(*length, &stored) &&
+                                                                   stored != *object_size_) {
+      return FailedPreconditionError(url_ + " is " + std::to_string(stored) + " bytes, not the " +
+                                     std::to_string(*object_size_) +
+                                     " it had when opened: it changed since; open it again");
+    }
     for (const auto& [name, value] : headers.entries()) {
       if (!EqualsIgnoreCase(name, "x-goog-hash")) continue;
       size_t pos = 0;
@@ -153,6 +164,8 @@ class MediaSink : public ResponseSink {
   const std::function<Status(std::string_view)>& write_;
   const uint64_t start_;
   const std::optional<uint64_t> wanted_;
+  const std::optional<uint64_t> object_size_;
+  const std::string& url_;
   uint64_t skip_ = 0;
   uint64_t delivered_ = 0;
   bool enough_ = false;
@@ -277,7 +290,8 @@ Result<ObjectMetadata> GcsClient::GetObject(std::string_view bucket, std::string
 
 Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
                                                const std::function<Status(std::string_view)>& write) {
-  const std::string what = "read " + Url(request.bucket, request.name);
+  const std::string url = Url(request.bucket, request.name);
+  const std::string what = "read " + url;
   ReadObjectResult result;
   std::optional<int64_t> pinned = request.if_generation_match;
   // One download: a retry resumes at the byte the broken attempt reached.
@@ -297,7 +311,7 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
           http.headers.Set("Range", "bytes=" + std::to_string(start) + "-" +
                                         (wanted ? std::to_string(start + *wanted - 1) : std::string()));
         }
-        MediaSink sink(write, start, wanted);
+        MediaSink sink(write, start, wanted, request.object_size, url);
         auto response = Send(http, &sink);
         result.bytes += sink.delivered();
         if (sink.status() >= 200 && sink.status() < 300) {
@@ -309,8 +323,12 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
         if (!response.ok()) return sink.enough() ? OkStatus() : response.status();
         if (response->ok()) return OkStatus();
         if (pinned && (response->status == 412 || response->status == 404)) {
-          return FailedPreconditionError(Url(request.bucket, request.name) + " changed since it was opened (generation " +
-                                         std::to_string(*pinned) + " is gone); open it again to read the new version");
+          return FailedPreconditionError(url + " changed since it was opened (generation " + std::to_string(*pinned) +
+                                         " is gone); open it again to read the new version");
+        }
+        if (request.object_size && response->status == 416) {
+          return FailedPreconditionError(url + " is shorter than the " + std::to_string(*request.object_size) +
+                                         " bytes it had when opened: it changed since; open it again");
         }
         return ErrorFromResponse(*response, what);
       });

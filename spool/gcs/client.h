@@ -82,6 +82,12 @@ struct ReadObjectRequest {
   std::optional<int64_t> if_generation_match;  // pins the read to one generation
   uint64_t offset = 0;
   std::optional<uint64_t> length;
+  // The object's size when it was opened, for a read no generation pins
+  // (opened from a dataset manifest, which gives the size): an answer for
+  // an object of another size, or a 416 for a range inside that size, is
+  // FailedPrecondition. A rewrite of the same size is the caller's checksum's
+  // to see.
+  std::optional<uint64_t> object_size;
 };
 
 struct ReadObjectResult {

@@ -16,7 +16,15 @@ Status GcsReader::ReadRange(uint64_t offset, std::span<char> out, std::optional<
   ReadObjectRequest request;
   request.bucket = object_.bucket;
   request.name = object_.name;
-  request.if_generation_match = object_.generation;
+  // Generation 0: opened from a dataset manifest, which gives the size only;
+  // the first answer's generation then pins the reads after it.
+  const bool unpinned = object_.generation == 0;
+  if (unpinned) {
+    request.object_size = object_.size;
+    if (const int64_t learned = learned_generation_.load()) request.if_generation_match = learned;
+  } else {
+    request.if_generation_match = object_.generation;
+  }
   request.offset = offset;
   request.length = out.size();
   size_t written = 0;
@@ -29,6 +37,14 @@ Status GcsReader::ReadRange(uint64_t offset, std::span<char> out, std::optional<
     return OkStatus();
   });
   if (!result.ok()) return result.status();
+  if (unpinned && result->generation != 0) {
+    int64_t first = 0;
+    if (!learned_generation_.compare_exchange_strong(first, result->generation) && first != result->generation) {
+      return FailedPreconditionError(GcsClient::Url(object_.bucket, object_.name) +
+                                     " changed while it was being read (generation " + std::to_string(first) +
+                                     " at its first read); open it again");
+    }
+  }
   if (written != out.size()) {
     return ShortReadError(GcsClient::Url(object_.bucket, object_.name), offset, written, out.size());
   }

@@ -3,6 +3,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <span>
 
@@ -24,7 +25,9 @@ class GcsReader : public ReadableObject {
 
   const ObjectInfo& info() const override { return info_; }
   // Ranges are pinned to the generation seen at open (FailedPrecondition
-  // once it is replaced). A ReadAt that covers the whole object is checked
+  // once it is replaced); with generation 0 in `object`, to its size
+  // (ReadObjectRequest::object_size) and then to the generation of the
+  // first answer. A ReadAt that covers the whole object is checked
   // against its CRC32C (else its md5Hash): DataLoss on a mismatch.
   Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override;
   bool verifies_whole_reads() const override { return true; }
@@ -37,6 +40,9 @@ class GcsReader : public ReadableObject {
   ObjectMetadata object_;
   ObjectInfo info_;
   ReaderOptions options_;
+  // Opened at generation 0 (from a size alone): the first answer's, which
+  // pins the reads after it; 0 until then.
+  mutable std::atomic<int64_t> learned_generation_{0};
 };
 
 }  // namespace spool::gcs

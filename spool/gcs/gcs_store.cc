@@ -1,5 +1,6 @@
 #include "spool/gcs/gcs_store.h"
 
+#include <charconv>
 #include <cstdlib>
 #include <mutex>
 #include <utility>
@@ -99,6 +100,28 @@ Result<std::unique_ptr<ReadableObject>> GcsStore::OpenRead(std::string_view key)
   ObjectInfo info = ToObjectInfo(object);
   ReaderOptions reader{options_.reads, options_.executor};
   return std::unique_ptr<ReadableObject>(new GcsReader(client_, std::move(object), std::move(info), reader));
+}
+
+Result<std::unique_ptr<ReadableObject>> GcsStore::OpenListed(const ObjectInfo& listed) {
+  int64_t generation = 0;
+  const std::string& version = listed.version;
+  const bool known_generation =
+      !version.empty() && std::from_chars(version.data(), version.data() + version.size(), generation).ptr ==
+                              version.data() + version.size();
+  // An empty object is read with no request at all: without a generation
+  // from a listing, nothing would see it gone or changed.
+  if (PartCount(options_.reads, listed.size) > 1 || (listed.size == 0 && !known_generation) ||
+      (!version.empty() && !known_generation)) {
+    return OpenRead(listed.key);
+  }
+  ObjectMetadata object;
+  object.bucket = options_.bucket;
+  object.name = listed.key;
+  object.generation = generation;
+  object.size = listed.size;
+  object.crc32c = listed.crc32c;
+  ReaderOptions reader{options_.reads, options_.executor};
+  return std::unique_ptr<ReadableObject>(new GcsReader(client_, std::move(object), listed, reader));
 }
 
 namespace {

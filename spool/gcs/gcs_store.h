@@ -76,6 +76,12 @@ class GcsStore : public ObjectStore {
   Result<ObjectInfo> Stat(std::string_view key) override;
   Result<ListPage> List(const ListOptions& options) override;
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override;
+  // An object of at most one part is read straight from what the listing
+  // said (its generation pins the read) or the dataset manifest said (its
+  // size pins it), with one download and no metadata request; the
+  // download's x-goog-hash brings the CRC32C a whole read is checked
+  // against. A larger or empty object is opened as OpenRead does.
+  Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override;
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override;
   Status Delete(std::string_view key) override;
   Result<std::vector<DeleteFailure>> DeleteMany(const std::vector<std::string>& keys) override;

@@ -321,6 +321,8 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
   const uint64_t last_byte = options.offset + buffer.size() - 1;
   bool at_end = false;  // the object ended before the buffer was full
   const std::string what = "GET " + Describe(key) + " at byte " + std::to_string(options.offset);
+  // What pins the attempts: the caller's ETag, else the first answer's.
+  std::string if_match = options.if_match;
   Status status = RetryThrottled(
       config_.retry.policy, Idempotency::kIdempotent, what,
       [&]() -> Status {
@@ -332,15 +334,15 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
           request.headers.emplace_back(
               "range", "bytes=" + std::to_string(options.offset + result.bytes) + "-" + std::to_string(last_byte));
         }
-        if (!options.if_match.empty()) request.headers.emplace_back("if-match", options.if_match);
+        if (!if_match.empty()) request.headers.emplace_back("if-match", if_match);
         if (options.want_checksum) request.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
         BufferSink sink(buffer.subspan(result.bytes));
         auto response = SendOnce(request, &sink);
         result.bytes += sink.size();  // resume from here if the transfer broke
         if (!response.ok()) {
-          if (response.status().code() == StatusCode::kFailedPrecondition && !options.if_match.empty()) {
-            return FailedPreconditionError(Describe(key) + " changed while it was being read (it was " +
-                                           options.if_match + " when opened); open it again")
+          if (response.status().code() == StatusCode::kFailedPrecondition && !if_match.empty()) {
+            return FailedPreconditionError(Describe(key) + " changed while it was being read (it was " + if_match +
+                                           " when opened); open it again")
                 .WithRemote(response.status().remote());
           }
           if (response.status().remote().http_status == 416 && options.object_size) {
@@ -354,7 +356,13 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
         if (response->status == 200 && options.offset + result.bytes - sink.size() != 0) {
           return InternalError(Describe(key) + ": the server ignored the Range header");
         }
-        const std::optional<uint64_t> total = ContentRangeTotal(response->headers);
+        std::optional<uint64_t> total = ContentRangeTotal(response->headers);
+        if (response->status == 200) {  // the whole object: its length is its size
+          if (auto length = response->headers.Get("Content-Length"))
+            total = std::strtoull(length->c_str(), nullptr, 10);
+        }
+        if (if_match.empty()) if_match = response->headers.Get("ETag").value_or("");
+        result.etag = if_match;
         if (options.object_size && total && *total != *options.object_size) {
           return FailedPreconditionError(Describe(key) + " is " + std::to_string(*total) + " bytes, not the " +
                                          std::to_string(*options.object_size) +

@@ -61,11 +61,12 @@ struct GetOptions {
   // (docs/performance.md). Ignored without if_match: an object that grew
   // since it was opened must not overflow the buffer.
   bool whole_object = false;
-  // The object's size when it was opened, for a read pinned by nothing else
+  // The object's size when it was opened, for a read no ETag pins yet
   // (opened from a manifest that gave its size, not its ETag): an answer
-  // whose Content-Range shows another size, or a 416 for a range that was
-  // inside it, fails with FailedPrecondition. A rewrite of the same size is
-  // not seen here; the caller's checksum sees it.
+  // for an object of another size (Content-Range, or a 200's
+  // Content-Length), or a 416 for a range that was inside it, fails with
+  // FailedPrecondition. Once an answer came, its ETag pins the attempts
+  // that resume the read (GetResult::etag pins the caller's next reads).
   std::optional<uint64_t> object_size;
 };
 
@@ -78,6 +79,7 @@ struct GetResult {
   std::optional<uint32_t> crc32c;   // of the whole object, when the server sent one
   bool crc32c_from_uploader = false;
   std::optional<StoredDigest> digest;
+  std::string etag;  // of the object the bytes came from, when the server sent one
 };
 
 class S3Client {

@@ -1,6 +1,7 @@
 #include "spool/s3/s3_reader.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "spool/core/storage/ranged_reads.h"
 #include "spool/core/storage/verify.h"
@@ -38,15 +39,16 @@ class S3Reader : public ReadableObject {
     GetOptions options;
     options.offset = offset;
     options.length = target.size();
-    options.if_match = info_.version;
-    // Opened from a manifest that gave the size but no ETag: the size pins it.
-    if (info_.version.empty()) options.object_size = info_.size;
+    const bool unpinned = info_.version.empty();  // opened from a manifest: a size, no ETag
+    options.if_match = unpinned ? Learned() : info_.version;
+    if (unpinned) options.object_size = info_.size;
     // Opened from a listing, the checksums are not known yet: a GET of the
     // whole object asks for them and checks the bytes against them.
     const bool whole = offset == 0 && target.size() == info_.size;
     options.want_checksum = whole && !info_.crc32c && !info_.digest;
     options.whole_object = whole;
     SPOOL_ASSIGN_OR_RETURN(GetResult got, client_->GetObject(info_.key, options, target));
+    if (unpinned) SPOOL_RETURN_IF_ERROR(Learn(got.etag));
     if (got.bytes != target.size()) return ShortReadError(Url(), offset, got.bytes, target.size());
     if (options.want_checksum) {
       ObjectInfo answered = info_;
@@ -60,9 +62,27 @@ class S3Reader : public ReadableObject {
 
   std::string Url() const { return client_->Describe(info_.key); }
 
+  // Opened without an ETag, the first answer's pins the reads after it, as
+  // a HEAD's would have: a rewrite of the same size between two reads is
+  // then FailedPrecondition too. Reads in flight together may each be a
+  // first; one that saw another ETag than the one kept fails.
+  std::string Learned() const {
+    std::lock_guard lock(mu_);
+    return learned_etag_;
+  }
+  Status Learn(const std::string& etag) {
+    std::lock_guard lock(mu_);
+    if (learned_etag_.empty()) learned_etag_ = etag;
+    if (etag.empty() || etag == learned_etag_) return OkStatus();
+    return FailedPreconditionError(Url() + " changed while it was being read (it was " + learned_etag_ +
+                                   " at its first read); open it again");
+  }
+
   const std::shared_ptr<S3Client> client_;
   const ObjectInfo info_;
   Executor& executor_;
+  mutable std::mutex mu_;
+  std::string learned_etag_;  // guarded by mu_
 };
 
 }  // namespace

@@ -75,9 +75,11 @@ Result<std::unique_ptr<ReadableObject>> S3Store::OpenRead(std::string_view key) 
 }
 
 Result<std::unique_ptr<ReadableObject>> S3Store::OpenListed(const ObjectInfo& listed) {
-  // An empty object would be read with no request at all, so nothing would
-  // see that it is missing or changed: that one is opened with a HEAD.
-  if (listed.size == 0 || listed.size > client_->read_part_size()) return OpenRead(listed.key);
+  // An empty object is read with no request at all: without an ETag from a
+  // listing, nothing would see it missing or changed, so a HEAD opens it.
+  if (listed.size > client_->read_part_size() || (listed.size == 0 && listed.version.empty())) {
+    return OpenRead(listed.key);
+  }
   return MakeS3Reader(client_, listed, executor_);
 }
 

@@ -93,6 +93,75 @@ TEST(GcsRangedReads, DownloadAndReadAtSendOneGetPerPart) {
   EXPECT_TRUE(back == data);
 }
 
+// cp -r opens what it listed, and the loader what a dataset manifest said:
+// an object of at most one part is then one download and no metadata
+// request. The listing's generation pins the read; without one (a
+// manifest gives the size), the size does: rewritten longer or shorter is
+// FailedPrecondition, deleted is NotFound. An empty object is opened with a
+// metadata request, since reading it makes none that would see it gone.
+TEST_F(GcsStoreTest, OpenedFromAListingOrItsSizeASmallObjectIsOneDownload) {
+  GcsStoreOptions options;
+  options.reads.part_size = 256 << 10;
+  options.counters = std::make_shared<RequestCounters>();
+  auto store = OpenStore(bucket_, options);
+  ASSERT_NE(store, nullptr);
+  auto requests = [&](RequestOp op) { return options.counters->Snapshot().op(op).requests; };
+  const std::string data = Pattern(3, 100 << 10);
+  ASSERT_TRUE(WriteAll(*store, "small", data).ok());
+  ListOptions list;
+  list.prefix = "small";
+  auto listed = ListAll(*store, list);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->objects.size(), 1u);
+
+  const uint64_t heads = requests(RequestOp::kHead);
+  const uint64_t gets = requests(RequestOp::kGet) + requests(RequestOp::kRangedGet);
+  auto reader = store->OpenListed(listed->objects[0]);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string back(data.size(), '\0');
+  ASSERT_TRUE((*reader)->ReadAt(0, back).ok());
+  EXPECT_TRUE(back == data);
+  EXPECT_EQ(requests(RequestOp::kHead), heads);
+  EXPECT_EQ(requests(RequestOp::kGet) + requests(RequestOp::kRangedGet), gets + 1);
+
+  ObjectInfo known;  // as from a manifest: the key and the size
+  known.key = "small";
+  known.size = data.size();
+  auto from_size = store->OpenListed(known);
+  ASSERT_TRUE(from_size.ok()) << from_size.status().ToString();
+  ASSERT_TRUE((*from_size)->ReadAt(0, back).ok());
+  EXPECT_TRUE(back == data);
+  EXPECT_EQ(requests(RequestOp::kHead), heads);
+
+  // Both readers are pinned to the generation they read; a reader opened
+  // from the size after a rewrite sees the size change.
+  ASSERT_TRUE(WriteAll(*store, "small", data + "more").ok());
+  EXPECT_EQ((*reader)->ReadAt(0, back).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*from_size)->ReadAt(0, back).status().code(), StatusCode::kFailedPrecondition);
+  auto read_fresh = [&](uint64_t offset, std::span<char> out) -> Result<size_t> {
+    SPOOL_ASSIGN_OR_RETURN(auto fresh, store->OpenListed(known));
+    return fresh->ReadAt(offset, out);
+  };
+  auto longer = read_fresh(0, back);
+  EXPECT_EQ(longer.status().code(), StatusCode::kFailedPrecondition) << longer.status().ToString();
+  EXPECT_NE(
+      longer.status().message().find("gs://" + bucket_ + "/small is " + std::to_string(data.size() + 4) + " bytes"),
+      std::string::npos)
+      << longer.status().ToString();
+  ASSERT_TRUE(WriteAll(*store, "small", data.substr(0, 1000)).ok());
+  EXPECT_EQ(read_fresh(0, back).status().code(), StatusCode::kFailedPrecondition);
+  std::string tail(1000, '\0');
+  auto past_its_end = read_fresh(50 << 10, tail);
+  EXPECT_EQ(past_its_end.status().code(), StatusCode::kFailedPrecondition) << past_its_end.status().ToString();
+  ASSERT_TRUE(store->Delete("small").ok());
+  EXPECT_EQ(read_fresh(0, back).status().code(), StatusCode::kNotFound);
+
+  ObjectInfo empty;
+  empty.key = "small";
+  EXPECT_EQ(store->OpenListed(empty).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(requests(RequestOp::kHead), heads + 1);
+}
+
 TEST_F(GcsStoreTest, PaginationOverManyObjectsReturnsEachKeyOnce) {
   constexpr int kObjects = 2500;
   TaskGroup group(DefaultExecutor());

@@ -104,11 +104,15 @@ class StallingStore : public test_support::ForwardingStore {
 
 // A store where one object's reads fail for good after its first bytes: a
 // shard that stays unreadable after the store's own retries, however it is
-// opened (OpenRead, OpenListed).
+// opened (OpenRead, OpenListed). `error`, when given, is what they fail with.
 class UnreadableShardStore : public test_support::ForwardingStore {
  public:
-  UnreadableShardStore(std::shared_ptr<ObjectStore> inner, std::string bad_key, uint64_t readable_bytes)
-      : ForwardingStore(std::move(inner)), bad_key_(std::move(bad_key)), readable_bytes_(readable_bytes) {}
+  UnreadableShardStore(std::shared_ptr<ObjectStore> inner, std::string bad_key, uint64_t readable_bytes,
+                       Status error = OkStatus())
+      : ForwardingStore(std::move(inner)),
+        bad_key_(std::move(bad_key)),
+        readable_bytes_(readable_bytes),
+        error_(std::move(error)) {}
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override {
     SPOOL_ASSIGN_OR_RETURN(auto object, inner().OpenRead(key));
     return Wrap(key, std::move(object));
@@ -121,11 +125,12 @@ class UnreadableShardStore : public test_support::ForwardingStore {
  private:
   class Failing : public ReadableObject {
    public:
-    Failing(std::unique_ptr<ReadableObject> inner, std::string url, uint64_t readable)
-        : inner_(std::move(inner)), url_(std::move(url)), readable_(readable) {}
+    Failing(std::unique_ptr<ReadableObject> inner, std::string url, uint64_t readable, Status error)
+        : inner_(std::move(inner)), url_(std::move(url)), readable_(readable), error_(std::move(error)) {}
     const ObjectInfo& info() const override { return inner_->info(); }
     Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
       if (offset + buffer.size() > readable_) {
+        if (!error_.ok()) return error_;
         return UnavailableError("GET " + url_ + " at offset " + std::to_string(offset) +
                                 ": gave up after 8 attempts: connection reset");
       }
@@ -136,16 +141,58 @@ class UnreadableShardStore : public test_support::ForwardingStore {
     std::unique_ptr<ReadableObject> inner_;
     std::string url_;
     uint64_t readable_;
+    Status error_;
   };
 
   std::unique_ptr<ReadableObject> Wrap(std::string_view key, std::unique_ptr<ReadableObject> object) {
     if (key != bad_key_) return object;
-    return std::unique_ptr<ReadableObject>(new Failing(std::move(object), Describe(key), readable_bytes_));
+    return std::unique_ptr<ReadableObject>(new Failing(std::move(object), Describe(key), readable_bytes_, error_));
   }
 
   std::string bad_key_;
   uint64_t readable_bytes_;
+  Status error_;
 };
+
+// A manifest's shard is opened from its size, so a store reports a shard
+// gone or changed only when it is read: the loader names the shard and its
+// manifest then (NotFound, DataLoss), as it did at an open. Another
+// FailedPrecondition (here a 403, as for a skewed clock) is no change to the
+// shard and passes as it is.
+TEST(DataLoaderFaults, AManifestShardGoneOrChangedWhenReadNamesItsManifest) {
+  MemoryStore::ClearBucket("loader-read-errors");
+  auto memory = std::make_shared<MemoryStore>("loader-read-errors");
+  DatasetSpec spec{"e/train", {10, 10, 10}};
+  spec.write_manifest = true;
+  auto dataset = WriteDataset(*memory, spec);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  const std::string shard = memory->Describe(dataset->shard_keys[1]);
+  const std::string manifest = memory->Describe(dataset->manifest_key);
+  auto drain_with = [&](Status error) {
+    DataLoaderOptions options;
+    options.store = std::make_shared<UnreadableShardStore>(memory, dataset->shard_keys[1], 0, std::move(error));
+    options.inputs = {dataset->manifest_key};
+    auto loader = DataLoader::Open(options);
+    EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+    std::vector<std::string> records;
+    return loader.ok() ? Drain(**loader, &records) : loader.status();
+  };
+  Status gone = drain_with(NotFoundError("GET " + shard + ": NoSuchKey"));
+  EXPECT_EQ(gone.code(), StatusCode::kNotFound) << gone.ToString();
+  EXPECT_NE(gone.message().find("shard " + shard + " named in dataset manifest " + manifest), std::string::npos)
+      << gone.ToString();
+
+  Status changed = drain_with(FailedPreconditionError(shard + " is 99 bytes, not the 1 it had when opened"));
+  EXPECT_EQ(changed.code(), StatusCode::kDataLoss) << changed.ToString();
+  EXPECT_NE(changed.message().find("shard " + shard + " changed after dataset manifest " + manifest), std::string::npos)
+      << changed.ToString();
+  EXPECT_NE(changed.message().find("it says"), std::string::npos) << changed.ToString();
+
+  RemoteError refused;
+  refused.http_status = 403;
+  Status skewed = drain_with(FailedPreconditionError("GET " + shard + ": RequestTimeTooSkewed").WithRemote(refused));
+  EXPECT_EQ(skewed.code(), StatusCode::kFailedPrecondition) << skewed.ToString();
+}
 
 TEST(DataLoaderFaults, UnreadableShardFailsOrIsSkippedByPolicy) {
   MemoryStore::ClearBucket("loader-unreadable");

@@ -414,6 +414,39 @@ TEST(S3Reader, AnObjectKnownOnlyByItsSizeIsPinnedToIt) {
   EXPECT_EQ(reader->ReadAt(0, buffer).status().code(), StatusCode::kNotFound);
 }
 
+// Opened from its size alone, the first answer's ETag pins the reads after
+// it, as a HEAD's would have: a rewrite of the same size between two reads
+// is FailedPrecondition, not a mix of two versions.
+TEST(S3Reader, AfterItsFirstAnswerAnObjectKnownBySizeIsPinnedToItsEtag) {
+  const std::string object(26, 'q');
+  std::string etag = "\"first\"";
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest& request) {
+    const std::string if_match = request.headers.Get("if-match").value_or("");
+    if (!if_match.empty() && if_match != etag) {
+      ScriptedTransport::Answer refused;
+      refused.status = 412;
+      refused.body = "<Error><Code>PreconditionFailed</Code></Error>";
+      return refused;
+    }
+    ScriptedTransport::Answer answer = RangedAnswer(request, object);
+    answer.headers.Add("ETag", etag);
+    return answer;
+  });
+  Executor executor(2);
+  ObjectInfo known{"k", object.size(), "", std::nullopt, false, std::nullopt, {}};
+  auto reader = MakeS3Reader(Client(transport), known, executor);
+  std::string half(13, '\0');
+  ASSERT_TRUE(reader->ReadAt(0, half).ok());
+  EXPECT_FALSE(transport->requests().at(0).headers.Has("if-match"));
+  ASSERT_TRUE(reader->ReadAt(13, half).ok());
+  EXPECT_EQ(transport->requests().at(1).headers.Get("if-match").value_or(""), "\"first\"");
+  etag = "\"second\"";  // rewritten, same size
+  auto after = reader->ReadAt(13, half);
+  EXPECT_EQ(after.status().code(), StatusCode::kFailedPrecondition) << after.status().ToString();
+  EXPECT_NE(after.status().message().find("changed while it was being read"), std::string::npos)
+      << after.status().ToString();
+}
+
 TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   std::string object(100, '\0');
   for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('A' + i % 26);

@@ -63,7 +63,12 @@ class KnownShardObject : public ReadableObject {
 
  private:
   Status Explain(const Status& read) const {
-    if (read.code() != StatusCode::kFailedPrecondition) return ExplainMissingShard(shard_, read);
+    // Only the pins' failures are a change (the store's own check, 412, 416);
+    // other FailedPreconditions (a skewed clock, a wrong region) pass as they are.
+    const int http_status = read.remote().http_status;
+    const bool changed = read.code() == StatusCode::kFailedPrecondition &&
+                         (http_status == 0 || http_status == 412 || http_status == 416);
+    if (!changed) return ExplainMissingShard(shard_, read);
     const std::string known = shard_.manifest.empty()
                                   ? "the loader listed it"
                                   : "dataset manifest " + shard_.manifest + " was written (it says " +
