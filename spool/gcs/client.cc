@@ -108,11 +108,16 @@ class MediaSink : public ResponseSink {
       }
     }
     if (auto generation = headers.Get("x-goog-generation")) ParseInteger(*generation, &generation_);
-    // Before any byte is taken: an object of another size is another object.
+    // Before any byte is taken: an object of another size is another object
+    // (x-goog-stored-content-length, else the total of a 206's Content-Range).
     uint64_t stored = 0;
-    if (auto length = headers.Get("x-goog-stored-content-length"); status >= 200 && status < 300 && object_size_ &&
-                                                                   length && ParseInteger(*length, &stored) &&
-                                                                   stored != *object_size_) {
+    std::optional<std::string> length = headers.Get("x-goog-stored-content-length");
+    if (!length && status == 206) {
+      const std::string range = headers.Get("Content-Range").value_or("");
+      if (const size_t slash = range.rfind('/'); slash != std::string::npos) length = range.substr(slash + 1);
+    }
+    if (status >= 200 && status < 300 && object_size_ && length && ParseInteger(*length, &stored) &&
+        stored != *object_size_) {
       return FailedPreconditionError(url_ + " is " + std::to_string(stored) + " bytes, not the " +
                                      std::to_string(*object_size_) +
                                      " it had when opened: it changed since; open it again");
@@ -322,13 +327,22 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
         }
         if (!response.ok()) return sink.enough() ? OkStatus() : response.status();
         if (response->ok()) return OkStatus();
-        if (pinned && (response->status == 412 || response->status == 404)) {
+        // Replaced: FailedPrecondition with the 412, which callers that
+        // read what they listed take as "changed since" (as on S3). Deleted:
+        // NotFound, as on S3, from the 404 below.
+        if (pinned && response->status == 412) {
+          RemoteError remote;
+          remote.http_status = 412;
           return FailedPreconditionError(url + " changed since it was opened (generation " + std::to_string(*pinned) +
-                                         " is gone); open it again to read the new version");
+                                         " is gone); open it again to read the new version")
+              .WithRemote(remote);
         }
         if (request.object_size && response->status == 416) {
+          RemoteError remote;
+          remote.http_status = 416;
           return FailedPreconditionError(url + " is shorter than the " + std::to_string(*request.object_size) +
-                                         " bytes it had when opened: it changed since; open it again");
+                                         " bytes it had when opened: it changed since; open it again")
+              .WithRemote(remote);
         }
         return ErrorFromResponse(*response, what);
       });

@@ -157,6 +157,21 @@ void AddChecksums(std::string_view body, bool payload_signed, KeyValues& headers
   headers.emplace_back(std::string(kUploaderCrc32cHeader), crc);
 }
 
+// A BufferSink that keeps the ETag of a 2xx answer, which a transfer that
+// breaks mid-body had too: the attempt that resumes it is pinned to it.
+class EtagKeepingSink : public BufferSink {
+ public:
+  using BufferSink::BufferSink;
+  Status OnHeaders(int status, const HttpHeaders& headers) override {
+    if (status >= 200 && status < 300) etag_ = headers.Get("ETag").value_or("");
+    return OkStatus();
+  }
+  const std::string& etag() const { return etag_; }
+
+ private:
+  std::string etag_;
+};
+
 // The object's whole size from a 206's Content-Range ("bytes 0-99/1234");
 // none without one, or where the server does not know it ("/*").
 std::optional<uint64_t> ContentRangeTotal(const HttpHeaders& headers) {
@@ -336,11 +351,12 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
         }
         if (!if_match.empty()) request.headers.emplace_back("if-match", if_match);
         if (options.want_checksum) request.headers.emplace_back("x-amz-checksum-mode", "ENABLED");
-        BufferSink sink(buffer.subspan(result.bytes));
+        EtagKeepingSink sink(buffer.subspan(result.bytes));
         auto response = SendOnce(request, &sink);
         result.bytes += sink.size();  // resume from here if the transfer broke
+        if (if_match.empty()) if_match = sink.etag();
         if (!response.ok()) {
-          if (response.status().code() == StatusCode::kFailedPrecondition && !if_match.empty()) {
+          if (response.status().remote().http_status == 412 && !if_match.empty()) {
             return FailedPreconditionError(Describe(key) + " changed while it was being read (it was " + if_match +
                                            " when opened); open it again")
                 .WithRemote(response.status().remote());
@@ -361,7 +377,6 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
           if (auto length = response->headers.Get("Content-Length"))
             total = std::strtoull(length->c_str(), nullptr, 10);
         }
-        if (if_match.empty()) if_match = response->headers.Get("ETag").value_or("");
         result.etag = if_match;
         if (options.object_size && total && *total != *options.object_size) {
           return FailedPreconditionError(Describe(key) + " is " + std::to_string(*total) + " bytes, not the " +

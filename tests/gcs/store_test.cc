@@ -133,11 +133,15 @@ TEST_F(GcsStoreTest, OpenedFromAListingOrItsSizeASmallObjectIsOneDownload) {
   EXPECT_TRUE(back == data);
   EXPECT_EQ(requests(RequestOp::kHead), heads);
 
-  // Both readers are pinned to the generation they read; a reader opened
-  // from the size after a rewrite sees the size change.
-  ASSERT_TRUE(WriteAll(*store, "small", data + "more").ok());
+  // Both readers are pinned to the generation they read, so a rewrite of
+  // the same size is a change (412); a reader opened from the size after a
+  // rewrite of another size sees the size.
+  ASSERT_TRUE(WriteAll(*store, "small", Pattern(9, data.size())).ok());
+  auto same_size = (*from_size)->ReadAt(0, back);
+  EXPECT_EQ(same_size.status().code(), StatusCode::kFailedPrecondition) << same_size.status().ToString();
+  EXPECT_EQ(same_size.status().remote().http_status, 412) << same_size.status().ToString();
   EXPECT_EQ((*reader)->ReadAt(0, back).status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ((*from_size)->ReadAt(0, back).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(WriteAll(*store, "small", data + "more").ok());
   auto read_fresh = [&](uint64_t offset, std::span<char> out) -> Result<size_t> {
     SPOOL_ASSIGN_OR_RETURN(auto fresh, store->OpenListed(known));
     return fresh->ReadAt(offset, out);
@@ -155,6 +159,7 @@ TEST_F(GcsStoreTest, OpenedFromAListingOrItsSizeASmallObjectIsOneDownload) {
   EXPECT_EQ(past_its_end.status().code(), StatusCode::kFailedPrecondition) << past_its_end.status().ToString();
   ASSERT_TRUE(store->Delete("small").ok());
   EXPECT_EQ(read_fresh(0, back).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ((*reader)->ReadAt(0, back).status().code(), StatusCode::kNotFound) << "deleted, as on S3";
 
   ObjectInfo empty;
   empty.key = "small";

@@ -188,6 +188,12 @@ TEST(DataLoaderFaults, AManifestShardGoneOrChangedWhenReadNamesItsManifest) {
       << changed.ToString();
   EXPECT_NE(changed.message().find("it says"), std::string::npos) << changed.ToString();
 
+  RemoteError precondition;
+  precondition.http_status = 412;
+  Status replaced =
+      drain_with(FailedPreconditionError("GET " + shard + ": PreconditionFailed").WithRemote(precondition));
+  EXPECT_EQ(replaced.code(), StatusCode::kDataLoss) << replaced.ToString();
+
   RemoteError refused;
   refused.http_status = 403;
   Status skewed = drain_with(FailedPreconditionError("GET " + shard + ": RequestTimeTooSkewed").WithRemote(refused));

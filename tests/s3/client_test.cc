@@ -447,6 +447,46 @@ TEST(S3Reader, AfterItsFirstAnswerAnObjectKnownBySizeIsPinnedToItsEtag) {
       << after.status().ToString();
 }
 
+// A transfer that breaks resumes pinned to the ETag of the answer it broke
+// in, so its two halves are of one version; an answer for an object of
+// another size fails, a 200's length counting as its size.
+TEST(S3Client, AReadPinnedByItsSizeResumesPinnedToTheFirstAnswersEtag) {
+  const std::string object = std::string(600, 'a') + std::string(400, 'b');
+  auto transport = std::make_shared<ScriptedTransport>([&](const HttpRequest& request) {
+    ScriptedTransport::Answer answer = RangedAnswer(request, object);
+    answer.headers.Add("ETag", "\"e1\"");
+    if (!request.headers.Has("if-match")) {
+      answer.body = answer.body.substr(0, 600);
+      answer.failure = UnavailableError("connection reset");
+    }
+    return answer;
+  });
+  std::string buffer(object.size(), '\0');
+  GetOptions options;
+  options.length = buffer.size();
+  options.object_size = object.size();
+  auto got = Client(transport)->GetObject("k", options, buffer);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(buffer, object);
+  EXPECT_EQ(got->etag, "\"e1\"");
+  ASSERT_EQ(transport->requests().size(), 2u);
+  EXPECT_EQ(RangeOf(transport->requests()[1]), "bytes=600-999");
+  EXPECT_EQ(transport->requests()[1].headers.Get("if-match").value_or(""), "\"e1\"");
+
+  auto whole = std::make_shared<ScriptedTransport>([&](const HttpRequest&) {
+    ScriptedTransport::Answer answer;  // a 200: the whole object, 1000 bytes
+    answer.headers.Add("Content-Length", "1000");
+    answer.body = object.substr(0, 10);
+    return answer;
+  });
+  std::string ten(10, '\0');
+  GetOptions first_ten;
+  first_ten.length = ten.size();
+  first_ten.object_size = 10;
+  auto grown = Client(whole)->GetObject("k", first_ten, ten);
+  EXPECT_EQ(grown.status().code(), StatusCode::kFailedPrecondition) << grown.status().ToString();
+}
+
 TEST(S3Reader, LargeReadsAreSplitIntoRangesWrittenInPlace) {
   std::string object(100, '\0');
   for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('A' + i % 26);
