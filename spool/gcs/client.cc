@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spool/core/crc32c.h"
+#include "spool/core/storage/ranged_reads.h"
 #include "spool/core/strings.h"
 #include "spool/gcs/errors.h"
 #include "spool/gcs/json.h"
@@ -110,17 +111,13 @@ class MediaSink : public ResponseSink {
     if (auto generation = headers.Get("x-goog-generation")) ParseInteger(*generation, &generation_);
     // Before any byte is taken: an object of another size is another object
     // (x-goog-stored-content-length, else the total of a 206's Content-Range).
-    uint64_t stored = 0;
-    std::optional<std::string> length = headers.Get("x-goog-stored-content-length");
-    if (!length && status == 206) {
-      const std::string range = headers.Get("Content-Range").value_or("");
-      if (const size_t slash = range.rfind('/'); slash != std::string::npos) length = range.substr(slash + 1);
-    }
-    if (status >= 200 && status < 300 && object_size_ && length && ParseInteger(*length, &stored) &&
-        stored != *object_size_) {
-      return FailedPreconditionError(url_ + " is " + std::to_string(stored) + " bytes, not the " +
-                                     std::to_string(*object_size_) +
-                                     " it had when opened: it changed since; open it again");
+    if (status >= 200 && status < 300 && object_size_) {
+      std::optional<uint64_t> stored = ContentRangeTotal(headers);
+      uint64_t length = 0;
+      if (auto header = headers.Get("x-goog-stored-content-length"); header && ParseInteger(*header, &length)) {
+        stored = length;
+      }
+      if (stored && *stored != *object_size_) return SizeChangedError(url_, *stored, *object_size_);
     }
     for (const auto& [name, value] : headers.entries()) {
       if (!EqualsIgnoreCase(name, "x-goog-hash")) continue;
@@ -340,9 +337,7 @@ Result<ReadObjectResult> GcsClient::ReadObject(const ReadObjectRequest& request,
         if (request.object_size && response->status == 416) {
           RemoteError remote;
           remote.http_status = 416;
-          return FailedPreconditionError(url + " is shorter than the " + std::to_string(*request.object_size) +
-                                         " bytes it had when opened: it changed since; open it again")
-              .WithRemote(remote);
+          return ShorterThanOpenedError(url, *request.object_size).WithRemote(remote);
         }
         return ErrorFromResponse(*response, what);
       });

@@ -40,9 +40,7 @@ Status GcsReader::ReadRange(uint64_t offset, std::span<char> out, std::optional<
   if (unpinned && result->generation != 0) {
     int64_t first = 0;
     if (!learned_generation_.compare_exchange_strong(first, result->generation) && first != result->generation) {
-      return FailedPreconditionError(GcsClient::Url(object_.bucket, object_.name) +
-                                     " changed while it was being read (generation " + std::to_string(first) +
-                                     " at its first read); open it again");
+      return VersionChangedError(GcsClient::Url(object_.bucket, object_.name), "generation " + std::to_string(first));
     }
   }
   if (written != out.size()) {

@@ -109,9 +109,9 @@ Result<std::unique_ptr<ReadableObject>> GcsStore::OpenListed(const ObjectInfo& l
       !version.empty() && std::from_chars(version.data(), version.data() + version.size(), generation).ptr ==
                               version.data() + version.size();
   // An empty object is read with no request at all: without a generation
-  // from a listing, nothing would see it gone or changed.
-  if (PartCount(options_.reads, listed.size) > 1 || (listed.size == 0 && !known_generation) ||
-      (!version.empty() && !known_generation)) {
+  // from a listing, nothing would see it gone or changed. A version that is
+  // no generation is not this store's.
+  if (PartCount(options_.reads, listed.size) > 1 || (!known_generation && (listed.size == 0 || !version.empty()))) {
     return OpenRead(listed.key);
   }
   ObjectMetadata object;

@@ -6,6 +6,7 @@
 #include "spool/core/crc32c.h"
 #include "spool/core/digest.h"
 #include "spool/core/log.h"
+#include "spool/core/storage/ranged_reads.h"
 #include "spool/core/strings.h"
 #include "spool/s3/crypto.h"
 #include "spool/s3/errors.h"
@@ -171,15 +172,6 @@ class EtagKeepingSink : public BufferSink {
  private:
   std::string etag_;
 };
-
-// The object's whole size from a 206's Content-Range ("bytes 0-99/1234");
-// none without one, or where the server does not know it ("/*").
-std::optional<uint64_t> ContentRangeTotal(const HttpHeaders& headers) {
-  const std::string range = headers.Get("Content-Range").value_or("");
-  const size_t slash = range.rfind('/');
-  if (slash == std::string::npos || slash + 1 >= range.size() || range[slash + 1] == '*') return std::nullopt;
-  return std::strtoull(range.c_str() + slash + 1, nullptr, 10);
-}
 
 }  // namespace
 
@@ -362,10 +354,7 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
                 .WithRemote(response.status().remote());
           }
           if (response.status().remote().http_status == 416 && options.object_size) {
-            return FailedPreconditionError(Describe(key) + " is shorter than the " +
-                                           std::to_string(*options.object_size) +
-                                           " bytes it had when opened: it changed since; open it again")
-                .WithRemote(response.status().remote());
+            return ShorterThanOpenedError(Describe(key), *options.object_size).WithRemote(response.status().remote());
           }
           return response.status();
         }
@@ -379,9 +368,7 @@ Result<GetResult> S3Client::GetObject(std::string_view key, const GetOptions& op
         }
         result.etag = if_match;
         if (options.object_size && total && *total != *options.object_size) {
-          return FailedPreconditionError(Describe(key) + " is " + std::to_string(*total) + " bytes, not the " +
-                                         std::to_string(*options.object_size) +
-                                         " it had when opened: it changed since; open it again");
+          return SizeChangedError(Describe(key), *total, *options.object_size);
         }
         if (result.bytes < buffer.size()) {
           // A short 206 means the object ends here; a short body with a longer

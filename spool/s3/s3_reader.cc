@@ -74,8 +74,7 @@ class S3Reader : public ReadableObject {
     std::lock_guard lock(mu_);
     if (learned_etag_.empty()) learned_etag_ = etag;
     if (etag.empty() || etag == learned_etag_) return OkStatus();
-    return FailedPreconditionError(Url() + " changed while it was being read (it was " + learned_etag_ +
-                                   " at its first read); open it again");
+    return VersionChangedError(Url(), learned_etag_);
   }
 
   const std::shared_ptr<S3Client> client_;

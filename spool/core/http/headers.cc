@@ -1,5 +1,6 @@
 // HttpHeaders (case-insensitive, order-keeping) and BufferSink.
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <string>
 
@@ -22,6 +23,16 @@ std::optional<std::string> HttpHeaders::Get(std::string_view name) const {
     if (EqualsIgnoreCase(key, name)) return value;
   }
   return std::nullopt;
+}
+
+std::optional<uint64_t> ContentRangeTotal(const HttpHeaders& headers) {
+  const std::string range = headers.Get("Content-Range").value_or("");
+  const size_t slash = range.rfind('/');
+  if (slash == std::string::npos || slash + 1 >= range.size()) return std::nullopt;
+  uint64_t total = 0;
+  const char* end = range.data() + range.size();
+  if (std::from_chars(range.data() + slash + 1, end, total).ptr != end) return std::nullopt;
+  return total;
 }
 
 Status BufferSink::Write(std::string_view data) {

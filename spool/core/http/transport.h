@@ -37,6 +37,11 @@ class HttpHeaders {
   std::vector<std::pair<std::string, std::string>> entries_;
 };
 
+// The whole object's size that a 206's Content-Range states ("bytes
+// 0-99/1234": 1234); none without the header, or where the server does not
+// know it ("/*").
+std::optional<uint64_t> ContentRangeTotal(const HttpHeaders& headers);
+
 // A request body produced on demand (a file, a pipe, a part of a buffer).
 class BodySource {
  public:

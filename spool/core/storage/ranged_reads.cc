@@ -36,4 +36,19 @@ Status ShortReadError(std::string_view url, uint64_t offset, uint64_t got, uint6
       " (the connection ended early, or the object is shorter than when it was opened); read it again");
 }
 
+Status SizeChangedError(std::string_view url, uint64_t size_now, uint64_t size_opened) {
+  return FailedPreconditionError(std::string(url) + " is " + std::to_string(size_now) + " bytes, not the " +
+                                 std::to_string(size_opened) + " it had when opened: it changed since; open it again");
+}
+
+Status ShorterThanOpenedError(std::string_view url, uint64_t size_opened) {
+  return FailedPreconditionError(std::string(url) + " is shorter than the " + std::to_string(size_opened) +
+                                 " bytes it had when opened: it changed since; open it again");
+}
+
+Status VersionChangedError(std::string_view url, std::string_view first_version) {
+  return FailedPreconditionError(std::string(url) + " changed while it was being read (it was " +
+                                 std::string(first_version) + " at its first read); open it again");
+}
+
 }  // namespace spool

@@ -50,4 +50,13 @@ Status ReadInParts(Executor& executor, const RangedReads& reads, uint64_t offset
 // naming the object's URL and the byte, and saying to read again.
 Status ShortReadError(std::string_view url, uint64_t offset, uint64_t got, uint64_t wanted);
 
+// The errors of a read pinned by the size it was opened at (a dataset
+// manifest gives no version), each FailedPrecondition naming the object and
+// saying to open it again: the server answered for an object of `size_now`
+// bytes; a range inside the size opened at was past its end (a 416); an
+// answer was of another version than the first answer of the same open.
+Status SizeChangedError(std::string_view url, uint64_t size_now, uint64_t size_opened);
+Status ShorterThanOpenedError(std::string_view url, uint64_t size_opened);
+Status VersionChangedError(std::string_view url, std::string_view first_version);
+
 }  // namespace spool
