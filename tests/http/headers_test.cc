@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
+#include <string_view>
 
 #include "spool/core/http/transport.h"
 
@@ -42,6 +44,26 @@ TEST(HttpHeadersTest, SetReplacesEveryValueOfTheName) {
   EXPECT_EQ(headers.entries()[0].first, "Host");
   EXPECT_EQ(headers.entries()[1], (std::pair<std::string, std::string>("range", "bytes=4-5")));
   EXPECT_EQ(headers.Get("Range"), "bytes=4-5");
+}
+
+// The object's size as a 206 or a 416 states it; nothing where it is not a
+// number (unknown, "*", cut short, or garbage after it).
+TEST(HttpHeadersTest, ContentRangeTotalIsTheSizeAfterTheSlash) {
+  auto total = [](std::string_view value) {
+    HttpHeaders headers;
+    if (!value.empty()) headers.Add("content-range", std::string(value));
+    return ContentRangeTotal(headers);
+  };
+  EXPECT_EQ(total("bytes 0-99/1234"), 1234u);
+  EXPECT_EQ(total("bytes */1234"), 1234u);  // a 416's form
+  EXPECT_EQ(total("bytes 0-0/18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(total(""), std::nullopt);
+  EXPECT_EQ(total("bytes 0-99/*"), std::nullopt);
+  EXPECT_EQ(total("bytes 0-99/"), std::nullopt);
+  EXPECT_EQ(total("bytes 0-99"), std::nullopt);
+  EXPECT_EQ(total("bytes 0-99/12x"), std::nullopt);
+  EXPECT_EQ(total("bytes 0-99/-5"), std::nullopt);
+  EXPECT_EQ(total("bytes 0-99/18446744073709551616"), std::nullopt);  // past uint64
 }
 
 TEST(BufferSinkTest, FillsTheBufferInOrder) {

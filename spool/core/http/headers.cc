@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstring>
 #include <string>
+#include <system_error>
 
 #include "spool/core/http/transport.h"
 #include "spool/core/strings.h"
@@ -31,7 +32,8 @@ std::optional<uint64_t> ContentRangeTotal(const HttpHeaders& headers) {
   if (slash == std::string::npos || slash + 1 >= range.size()) return std::nullopt;
   uint64_t total = 0;
   const char* end = range.data() + range.size();
-  if (std::from_chars(range.data() + slash + 1, end, total).ptr != end) return std::nullopt;
+  const std::from_chars_result parsed = std::from_chars(range.data() + slash + 1, end, total);
+  if (parsed.ec != std::errc() || parsed.ptr != end) return std::nullopt;
   return total;
 }
 
