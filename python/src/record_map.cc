@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "process.h"
 #include "spool/core/parallel_for.h"
+#include "spool/core/storage/explained_reads.h"
 #include "spool/records/compression.h"
 #include "spool/records/dataset.h"
 #include "spool/records/loader/shard_cache.h"
@@ -43,6 +44,13 @@ struct IndexedShard {
   std::string version;  // what the index describes
   records::RecordIndex index;
 };
+
+// The error for a shard that is no longer the version the dataset indexed
+// (`now` says what it is instead).
+Status ChangedSinceOpened(const std::string& url, const std::string& version, const std::string& now) {
+  return DataLossError(url + " changed since the dataset was opened (version " + version + "; " + now +
+                       "): open the dataset again");
+}
 
 // The shard's index: the index file the expansion found, else "<shard>.idx"
 // if it exists, else built by reading the shard once (and written as
@@ -264,11 +272,29 @@ class RecordFetcher {
       if (!location.store) {
         SPOOL_ASSIGN_OR_RETURN(location, OpenLocation(s.urls[shard], s.store_options));
       }
-      SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> object, location.store->OpenRead(location.key));
-      if (object->info().version != s.versions[shard] || object->info().size != s.sizes[shard]) {
-        return DataLossError(s.urls[shard] + " changed since the dataset was opened (version " + s.versions[shard] +
-                             ", now " + object->info().version + "): open the dataset again");
+      // Opened as indexed, with no request where the store can pin its
+      // reads to that version instead (S3's ETag, GCS's generation; shards
+      // of at most one part): each DataLoader worker opens every shard it
+      // reads, so a HEAD each would double a small batch's requests. A
+      // store that opens with a request (local files, larger shards)
+      // reports the version now.
+      ObjectInfo indexed;
+      indexed.key = location.key;
+      indexed.size = s.sizes[shard];
+      indexed.version = s.versions[shard];
+      SPOOL_ASSIGN_OR_RETURN(std::unique_ptr<ReadableObject> opened, location.store->OpenListed(indexed));
+      if (opened->info().version != s.versions[shard] || opened->info().size != s.sizes[shard]) {
+        return ChangedSinceOpened(s.urls[shard], s.versions[shard], "now version " + opened->info().version);
       }
+      auto object = std::make_unique<ExplainedReads>(
+          std::move(opened), [url = s.urls[shard], version = s.versions[shard]](const Status& read) {
+            if (read.code() == StatusCode::kNotFound) {
+              return NotFoundError(url +
+                                   " was deleted after the dataset was opened: restore it or open the dataset "
+                                   "again");
+            }
+            return IsChangedSinceOpened(read) ? ChangedSinceOpened(url, version, read.message()) : read;
+          });
       s.sources[shard].object = object.get();
       s.objects[shard] = std::move(object);
       s.locations[shard] = std::move(location);

@@ -166,7 +166,8 @@ def test_a_batch_of_one_shard_is_one_ranged_read(remote: str) -> None:
     items = dataset.__getitems__(first_shard)
     opened = dataset.requests()
     assert _reads(opened) == 1, opened
-    assert sum(op["requests"] for op in opened.values()) <= 2, opened  # the shard's open, and the read
+    # The read is pinned to the version indexed: the shard's open makes no request.
+    assert sum(op["requests"] for op in opened.values()) == 1, opened
     dataset.__getitems__(rng.choice(250, size=64, replace=False).tolist())
     assert _reads(dataset.requests()) == 2
     # Records far apart (beyond max_gap) are separate reads.
@@ -174,6 +175,26 @@ def test_a_batch_of_one_shard_is_one_ranged_read(remote: str) -> None:
     sparse.__getitems__([0, 2, 4, 6])
     assert _reads(sparse.requests()) == 4
     assert items == [dataset[i] for i in first_shard]
+
+
+def test_shards_open_without_a_metadata_request_and_a_deleted_one_is_named(remote: str) -> None:
+    """Each process opens the shards it reads from the size and version the
+    index took, with no request of its own; that a shard went shows when it
+    is read, in the dataset's terms."""
+    payload = bytes(range(256)) * 40
+    with spool.ShardedWriter(f"{remote}/opened/train", shards=2, compression="none", write_index=True) as w:
+        for _ in range(200):
+            w.write(payload)
+    dataset = spool.torch.RecordMapDataset(w.manifest.url)
+    assert dataset.__getitems__([0, 150, 199]) == [payload] * 3
+    requests = dataset.requests()
+    assert "head" not in requests, requests
+    assert _reads(requests) == sum(op["requests"] for op in requests.values()), requests
+    spool.rm(dataset.shards[0])  # records 0-99
+    with pytest.raises(FileNotFoundError, match=r"train-00000-of-00002\.tfrecord was deleted after the dataset was "
+                                                r"opened: restore it or open the dataset again"):
+        dataset.__getitems__([5])
+    assert dataset.__getitems__([120]) == [payload]
 
 
 def test_forked_workers_read_through_their_own_connections(store: str) -> None:

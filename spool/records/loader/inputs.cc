@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "spool/core/storage/explained_reads.h"
 #include "spool/core/storage/registry.h"
 #include "spool/core/url.h"
 #include "spool/records/dataset.h"
@@ -43,42 +44,16 @@ Status ExplainMissingShard(const ShardInfo& shard, const Status& status) {
                        " does not exist; restore it or rewrite the dataset");
 }
 
-// A shard opened from the size its manifest or listing gave: the store says
-// it is gone or changed only when it is read, and this wrapper says so in the
-// terms CheckOpenedShard uses at an open. The rest is passed through.
-class KnownShardObject : public ReadableObject {
- public:
-  KnownShardObject(std::unique_ptr<ReadableObject> object, ShardInfo shard)
-      : object_(std::move(object)), shard_(std::move(shard)) {}
-
-  const ObjectInfo& info() const override { return object_->info(); }
-  Result<size_t> ReadAt(uint64_t offset, std::span<char> buffer) override {
-    Result<size_t> read = object_->ReadAt(offset, buffer);
-    if (read.ok()) return read;
-    return Explain(read.status());
-  }
-  bool verifies_whole_reads() const override { return object_->verifies_whole_reads(); }
-  RangedReads ranged_reads() const override { return object_->ranged_reads(); }
-  bool reads_are_local() const override { return object_->reads_are_local(); }
-
- private:
-  Status Explain(const Status& read) const {
-    // Only the pins' failures are a change (the store's own check, 412, 416);
-    // other FailedPreconditions (a skewed clock, a wrong region) pass as they are.
-    const int http_status = read.remote().http_status;
-    const bool changed = read.code() == StatusCode::kFailedPrecondition &&
-                         (http_status == 0 || http_status == 412 || http_status == 416);
-    if (!changed) return ExplainMissingShard(shard_, read);
-    const std::string known = shard_.manifest.empty()
-                                  ? "the loader listed it"
-                                  : "dataset manifest " + shard_.manifest + " was written (it says " +
-                                        std::to_string(shard_.size.value_or(0)) + " bytes)";
-    return DataLossError("shard " + shard_.url + " changed after " + known + ": " + read.message());
-  }
-
-  const std::unique_ptr<ReadableObject> object_;
-  const ShardInfo shard_;
-};
+// What a read of a shard opened from the size its manifest or listing gave
+// (OpenShard) failed with, in the terms CheckOpenedShard uses at an open:
+// the store says it is gone or changed only when it is read.
+Status ExplainShardRead(const ShardInfo& shard, const Status& read) {
+  if (!IsChangedSinceOpened(read)) return ExplainMissingShard(shard, read);
+  const std::string known = shard.manifest.empty() ? "the loader listed it"
+                                                   : "dataset manifest " + shard.manifest + " was written (it says " +
+                                                         std::to_string(shard.size.value_or(0)) + " bytes)";
+  return DataLossError("shard " + shard.url + " changed after " + known + ": " + read.message());
+}
 
 }  // namespace
 
@@ -128,7 +103,8 @@ Result<std::unique_ptr<records::RecordReader>> OpenShard(const ShardInfo& shard,
   Result<std::unique_ptr<ReadableObject>> opened = shard.store->OpenListed(KnownObjectOf(shard));
   // Stores that open with a request of their own (OpenRead) report here.
   SPOOL_RETURN_IF_ERROR(CheckOpenedShard(shard, opened.status(), opened.ok() ? (*opened)->info().size : 0));
-  auto object = std::make_shared<KnownShardObject>(std::move(opened).value(), shard);
+  auto object = std::make_shared<ExplainedReads>(std::move(opened).value(),
+                                                 [shard](const Status& read) { return ExplainShardRead(shard, read); });
   return records::RecordReader::Open(std::move(object), *shard.store, shard.key, options);
 }
 
@@ -146,7 +122,7 @@ Status LoadCounts(std::vector<ShardInfo>& shards, Executor& executor, bool skip_
       }
       records::RecordReaderOptions options;
       if (skip_damage) options.on_corrupt = records::CorruptPolicy::kSkipRestOfShard;
-      SPOOL_ASSIGN_OR_RETURN(auto reader, records::RecordReader::Open(*shard.store, shard.key, options));
+      SPOOL_ASSIGN_OR_RETURN(auto reader, OpenShard(shard, options));
       uint64_t count = 0;
       std::string_view record;
       while (true) {
