@@ -110,8 +110,11 @@ Result<std::unique_ptr<ReadableObject>> GcsStore::OpenListed(const ObjectInfo& l
                               version.data() + version.size();
   // An empty object is read with no request at all: without a generation
   // from a listing, nothing would see it gone or changed. A version that is
-  // no generation is not this store's.
-  if (PartCount(options_.reads, listed.size) > 1 || (!known_generation && (listed.size == 0 || !version.empty()))) {
+  // no generation is not this store's. An object of more than one part is
+  // read in ranges checked against its CRC32C: a listing gives it, a
+  // manifest may.
+  if ((PartCount(options_.reads, listed.size) > 1 && !listed.crc32c) ||
+      (!known_generation && (listed.size == 0 || !version.empty()))) {
     return OpenRead(listed.key);
   }
   ObjectMetadata object;

@@ -80,7 +80,10 @@ class GcsStore : public ObjectStore {
   // said (its generation pins the read) or the dataset manifest said (its
   // size pins it), with one download and no metadata request; the
   // download's x-goog-hash brings the CRC32C a whole read is checked
-  // against. A larger or empty object is opened as OpenRead does.
+  // against. A larger object is opened the same way when its CRC32C is
+  // given (a listing always gives it, a manifest may), and its ranges are
+  // checked against that; without it, and an empty object, it is opened as
+  // OpenRead does.
   Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override;
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override;
   Status Delete(std::string_view key) override;

@@ -77,7 +77,8 @@ Result<std::unique_ptr<ReadableObject>> S3Store::OpenRead(std::string_view key) 
 Result<std::unique_ptr<ReadableObject>> S3Store::OpenListed(const ObjectInfo& listed) {
   // An empty object is read with no request at all: without an ETag from a
   // listing, nothing would see it missing or changed, so a HEAD opens it.
-  if (listed.size > client_->read_part_size() || (listed.size == 0 && listed.version.empty())) {
+  // A larger one needs the HEAD's CRC32C unless the caller knows it.
+  if ((listed.size > client_->read_part_size() && !listed.crc32c) || (listed.size == 0 && listed.version.empty())) {
     return OpenRead(listed.key);
   }
   return MakeS3Reader(client_, listed, executor_);

@@ -50,10 +50,12 @@ class S3Store : public ObjectStore {
   Result<std::unique_ptr<ReadableObject>> OpenRead(std::string_view key) override;
   // An object of at most one part is read straight from the listing, with
   // one GET (which brings the server's CRC32C, where it keeps one, to
-  // check); a larger one, or an empty one, is opened with a HEAD, as
-  // OpenRead does, to learn the CRC32C its parallel ranged reads are checked
-  // against. Without an ETag (a manifest gives only the size), the reads
-  // are pinned to the size: see GetOptions::object_size.
+  // check); so is a larger one whose CRC32C the caller gives (a dataset
+  // manifest records it): its parallel ranged reads are checked against
+  // that. A larger one without it, or an empty one, is opened with a HEAD,
+  // as OpenRead does, to learn the CRC32C. Without an ETag (a manifest gives
+  // only the size), the reads are pinned to the size: see
+  // GetOptions::object_size.
   Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override;
   Result<std::unique_ptr<WritableObject>> OpenWrite(std::string_view key, const WriteOptions& options = {}) override;
   // The token names the multipart upload (S3ResumeToken); it is checked with

@@ -35,8 +35,19 @@ class GcsStoreTest : public ::testing::Test {
   }
   void TearDown() override { testing::ClearFaults("/b/" + bucket_ + "/"); }
 
+  // A store of the same bucket, with 256 KiB read parts, that counts its
+  // requests into `counters_`.
+  std::shared_ptr<GcsStore> CountingStore() {
+    GcsStoreOptions options;
+    options.reads.part_size = 256 << 10;
+    options.counters = counters_;
+    return OpenStore(bucket_, options);
+  }
+  uint64_t Requests(RequestOp op) const { return counters_->Snapshot().op(op).requests; }
+
   std::string bucket_;
   std::shared_ptr<GcsStore> store_;
+  std::shared_ptr<RequestCounters> counters_ = std::make_shared<RequestCounters>();
 };
 
 TEST_F(GcsStoreTest, ReadsArePinnedToTheGenerationSeenAtOpen) {
@@ -100,12 +111,8 @@ TEST(GcsRangedReads, DownloadAndReadAtSendOneGetPerPart) {
 // FailedPrecondition, deleted is NotFound. An empty object is opened with a
 // metadata request, since reading it makes none that would see it gone.
 TEST_F(GcsStoreTest, OpenedFromAListingOrItsSizeASmallObjectIsOneDownload) {
-  GcsStoreOptions options;
-  options.reads.part_size = 256 << 10;
-  options.counters = std::make_shared<RequestCounters>();
-  auto store = OpenStore(bucket_, options);
+  auto store = CountingStore();
   ASSERT_NE(store, nullptr);
-  auto requests = [&](RequestOp op) { return options.counters->Snapshot().op(op).requests; };
   const std::string data = Pattern(3, 100 << 10);
   ASSERT_TRUE(WriteAll(*store, "small", data).ok());
   ListOptions list;
@@ -114,15 +121,15 @@ TEST_F(GcsStoreTest, OpenedFromAListingOrItsSizeASmallObjectIsOneDownload) {
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   ASSERT_EQ(listed->objects.size(), 1u);
 
-  const uint64_t heads = requests(RequestOp::kHead);
-  const uint64_t gets = requests(RequestOp::kGet) + requests(RequestOp::kRangedGet);
+  const uint64_t heads = Requests(RequestOp::kHead);
+  const uint64_t gets = Requests(RequestOp::kGet) + Requests(RequestOp::kRangedGet);
   auto reader = store->OpenListed(listed->objects[0]);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   std::string back(data.size(), '\0');
   ASSERT_TRUE((*reader)->ReadAt(0, back).ok());
   EXPECT_TRUE(back == data);
-  EXPECT_EQ(requests(RequestOp::kHead), heads);
-  EXPECT_EQ(requests(RequestOp::kGet) + requests(RequestOp::kRangedGet), gets + 1);
+  EXPECT_EQ(Requests(RequestOp::kHead), heads);
+  EXPECT_EQ(Requests(RequestOp::kGet) + Requests(RequestOp::kRangedGet), gets + 1);
 
   ObjectInfo known;  // as from a manifest: the key and the size
   known.key = "small";
@@ -131,7 +138,7 @@ TEST_F(GcsStoreTest, OpenedFromAListingOrItsSizeASmallObjectIsOneDownload) {
   ASSERT_TRUE(from_size.ok()) << from_size.status().ToString();
   ASSERT_TRUE((*from_size)->ReadAt(0, back).ok());
   EXPECT_TRUE(back == data);
-  EXPECT_EQ(requests(RequestOp::kHead), heads);
+  EXPECT_EQ(Requests(RequestOp::kHead), heads);
 
   // Both readers are pinned to the generation they read, so a rewrite of
   // the same size is a change (412); a reader opened from the size after a
@@ -164,7 +171,51 @@ TEST_F(GcsStoreTest, OpenedFromAListingOrItsSizeASmallObjectIsOneDownload) {
   ObjectInfo empty;
   empty.key = "small";
   EXPECT_EQ(store->OpenListed(empty).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(requests(RequestOp::kHead), heads + 1);
+  EXPECT_EQ(Requests(RequestOp::kHead), heads + 1);
+}
+
+// An object of several parts is opened from what the listing said too (a
+// listing carries its generation and CRC32C), or from a manifest's size and
+// CRC32C, with no metadata request: its ranges are checked against that
+// CRC32C. From its size alone it needs one, to learn the CRC32C.
+TEST_F(GcsStoreTest, OpenedWithItsCrc32cALargeObjectNeedsNoMetadataRequest) {
+  auto store = CountingStore();
+  ASSERT_NE(store, nullptr);
+  const std::string data = Pattern(4, (1 << 20) + 3);  // 5 parts
+  ASSERT_TRUE(WriteAll(*store, "large", data).ok());
+  ListOptions list;
+  list.prefix = "large";
+  auto listed = ListAll(*store, list);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->objects.size(), 1u);
+  ASSERT_TRUE(listed->objects[0].crc32c.has_value());
+
+  ObjectInfo known;  // as from a manifest
+  known.key = "large";
+  known.size = data.size();
+  known.crc32c = crc32c::Value(data);
+  const uint64_t heads = Requests(RequestOp::kHead);
+  for (const ObjectInfo& info : {listed->objects[0], known}) {
+    auto reader = store->OpenListed(info);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    std::string back(data.size(), '\0');
+    auto read = (*reader)->ReadAt(0, back);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_TRUE(back == data);
+  }
+  EXPECT_EQ(Requests(RequestOp::kHead), heads);
+
+  ObjectInfo wrong = known;
+  wrong.crc32c = *known.crc32c ^ 1;
+  auto mismatched = store->OpenListed(wrong);
+  ASSERT_TRUE(mismatched.ok()) << mismatched.status().ToString();
+  std::string back(data.size(), '\0');
+  EXPECT_EQ((*mismatched)->ReadAt(0, back).status().code(), StatusCode::kDataLoss);
+
+  ObjectInfo size_alone = known;
+  size_alone.crc32c.reset();
+  ASSERT_TRUE(store->OpenListed(size_alone).ok());
+  EXPECT_EQ(Requests(RequestOp::kHead), heads + 1);
 }
 
 TEST_F(GcsStoreTest, PaginationOverManyObjectsReturnsEachKeyOnce) {

@@ -242,6 +242,45 @@ TEST(S3Store, OpenListedReadsASmallObjectWithOneGet) {
   DeletePrefix(*store, prefix);
 }
 
+// A dataset manifest records a shard's CRC32C: opened with it, an object of
+// more than one part needs no HEAD either (its ranged reads are checked
+// against that CRC32C), pinned to its size, or to its ETag from a listing.
+// A CRC32C that does not match fails the whole read.
+TEST(S3Store, OpenedWithItsCrc32cALargeObjectNeedsNoHead) {
+  auto store = OpenTestStore();
+  const std::string key = UniquePrefix("known-crc") + "shard";
+  const std::string data = DeterministicBytes(13, 12 * kMiB + 5);
+  ASSERT_TRUE(WriteAll(*store, key, data).ok());
+  auto counting = std::make_shared<CountingTransport>(MakeCurlTransport({}));
+  S3Options options;
+  options.part_size = 5 * kMiB;
+  auto counted_store = StoreWithTransport(counting, nullptr, options);
+  ObjectInfo known;  // as from a manifest
+  known.key = key;
+  known.size = data.size();
+  known.crc32c = crc32c::Value(data);
+  auto reader = counted_store->OpenListed(known);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string back(data.size(), '\0');
+  auto read = (*reader)->ReadAt(0, back);  // whole: checked against the CRC32C given
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(back == data);
+  const std::vector<std::string> methods = counting->methods();
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "HEAD"), 0);
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "GET"), 3) << "one ranged GET per 5 MiB part";
+
+  ObjectInfo wrong = known;
+  wrong.crc32c = *known.crc32c ^ 1;
+  auto mismatched = counted_store->OpenListed(wrong);
+  ASSERT_TRUE(mismatched.ok()) << mismatched.status().ToString();
+  EXPECT_EQ((*mismatched)->ReadAt(0, back).status().code(), StatusCode::kDataLoss);
+
+  ASSERT_TRUE(WriteAll(*store, key, DeterministicBytes(14, data.size() + 1)).ok());
+  auto grown = (*reader)->ReadAt(0, std::span<char>(back).first(kMiB));
+  EXPECT_EQ(grown.status().code(), StatusCode::kFailedPrecondition) << grown.status().ToString();
+  ASSERT_TRUE(store->Delete(key).ok());
+}
+
 // A dataset manifest gives a shard's key and size, no ETag: opened from
 // those, a small object is one GET and no HEAD, and on a real server the
 // size pins the read (rewritten longer or shorter: FailedPrecondition;

@@ -290,7 +290,7 @@ std::optional<std::string> ShardCache::Obtain(uint32_t shard, const Now& now, bo
 
   // The size reserves the room: from the manifest or listing, else the open.
   // A manifest's size and CRC32C, which the copy is checked against below,
-  // also spare a small shard the HEAD on S3 (OpenListed); without the CRC32C
+  // also spare the shard the metadata request (OpenListed); without the CRC32C
   // the open brings the one the store keeps.
   std::unique_ptr<ReadableObject> object;
   auto open = [&] {
