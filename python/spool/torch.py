@@ -385,7 +385,8 @@ class StreamingDataset(torch.utils.data.IterableDataset):
         if self.elastic:
             return {"epoch": epoch, "batches": batches, "elastic": True,
                     "position": batches * (self.global_batch_size // self.partitions)}
-        with self._open(workers, 0, epoch=epoch, prefetch_batches=1, read_ahead=1 << 20) as probe:
+        # Opened at the epoch (not at epoch 0 and moved there): it reads only what it counts.
+        with self._open(workers, 0, epoch=epoch, prefetch_batches=1, read_ahead=1 << 20, _start=(epoch, 0)) as probe:
             first = probe.worker["worker"]  # this rank's worker 0
             records = [probe.epoch_records(epoch, first + w) for w in range(workers)]
         lengths = [None if r is None else (r // self.batch_size if self.drop_remainder else -(-r // self.batch_size))
