@@ -240,6 +240,21 @@ def test_bad_input_is_a_clear_error(store: str, tmp_path) -> None:
         dataset[7]
 
 
+def test_bytes_after_the_last_record_are_refused_when_indexing(tmp_path) -> None:
+    """A shard cut inside a record's header (being written, or damaged) has
+    bytes the index does not cover: refused at once, not read as records."""
+    shard = tmp_path / "cut.tfrecord"
+    with spool.RecordWriter(shard, compression="none") as w:
+        for i in range(3):
+            w.write(_record(i))
+    size = shard.stat().st_size
+    with open(shard, "ab") as f:
+        f.write(b"\x05\x00\x00")
+    with pytest.raises(spool.DataLossError, match=rf"cut.tfrecord is {size + 3} bytes but its records end at byte "
+                                                  rf"{size}: the shard is damaged or being written"):
+        spool.torch.RecordMapDataset(str(shard))
+
+
 def test_a_changed_shard_or_stale_index_is_refused_not_followed(store: str) -> None:
     manifest = _write(store, records=12, shards=2, write_index=True)
     # Rewritten with records of the same sizes after the dataset was made:

@@ -42,9 +42,13 @@ class CountingStore : public test_support::ForwardingStore {
     return Count(key, std::move(object));
   }
   Result<std::unique_ptr<ReadableObject>> OpenListed(const ObjectInfo& listed) override {
+    if (listed.crc32c) ++opens_with_crc32c_;
     SPOOL_ASSIGN_OR_RETURN(auto object, ForwardingStore::OpenListed(listed));
     return Count(listed.key, std::move(object));
   }
+  // OpenListed calls that gave the object's CRC32C (which lets S3 and GCS
+  // open a large object without a metadata request).
+  uint64_t opens_with_crc32c() const { return opens_with_crc32c_.load(); }
   // Bytes read from the shards (keys ending in ".tfrecord"), not manifests.
   uint64_t bytes() const { return bytes_.load(); }
   static bool IsShard(std::string_view key) { return key.ends_with(".tfrecord"); }
@@ -56,6 +60,7 @@ class CountingStore : public test_support::ForwardingStore {
   std::chrono::milliseconds delay{0};
 
  private:
+  std::atomic<uint64_t> opens_with_crc32c_{0};
   std::unique_ptr<ReadableObject> Count(std::string_view key, std::unique_ptr<ReadableObject> object) {
     {
       std::lock_guard lock(mu_);
@@ -156,6 +161,7 @@ TEST(ShardCache, CacheAsLargeAsTheDatasetFetchesEachShardOnceOverThreeEpochs) {
   LoaderCounters counters;
   EXPECT_TRUE(ReadAll(options, &counters) == uncached);       // same records, same order
   EXPECT_EQ(bucket.shard_opens() - opens_uncached, kShards);  // epochs 2 and 3 sent no GET
+  EXPECT_EQ(bucket.store->opens_with_crc32c(), kShards) << "each fetch gives the store the manifest's CRC32C";
   EXPECT_EQ(bucket.store->bytes() - bytes_uncached, bucket.total_bytes);
   EXPECT_EQ(counters.cache_fetched_bytes, bucket.total_bytes);
   EXPECT_EQ(counters.cache_evicted_bytes, 0u);

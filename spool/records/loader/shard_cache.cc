@@ -26,6 +26,16 @@ namespace {
 constexpr std::string_view kPart = ".spoolpart-";
 constexpr size_t kChunk = 4u << 20;
 
+// What the cache knows of a manifest's shard, its CRC32C included: with it
+// a store opens even a shard of more than one part without a metadata
+// request (s3_store.h), and a whole read of it is checked against that.
+ObjectInfo KnownWithCrc32c(const ShardInfo& info) {
+  ObjectInfo known = KnownObjectOf(info);
+  known.crc32c = info.crc32c;
+  known.crc32c_from_uploader = true;  // the writer's, from its manifest: the store never confirmed it
+  return known;
+}
+
 // An open file descriptor, closed (and its flock released) on destruction.
 class Fd {
  public:
@@ -295,7 +305,7 @@ std::optional<std::string> ShardCache::Obtain(uint32_t shard, const Now& now, bo
   std::unique_ptr<ReadableObject> object;
   auto open = [&] {
     Result<std::unique_ptr<ReadableObject>> opened =
-        info.size && info.crc32c ? info.store->OpenListed(KnownObjectOf(info)) : info.store->OpenRead(info.key);
+        info.size && info.crc32c ? info.store->OpenListed(KnownWithCrc32c(info)) : info.store->OpenRead(info.key);
     if (opened.ok()) object = std::move(opened).value();
     return object != nullptr;
   };
