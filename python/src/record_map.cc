@@ -85,13 +85,6 @@ Status IndexShard(IndexedShard& indexed, bool write_index) {
     if (index.ok() && write_index) SPOOL_RETURN_IF_ERROR(WriteAll(store, index_key, index->Serialize()).status());
   }
   SPOOL_RETURN_IF_ERROR(index.status());
-  // The fetcher opens the shard as this many bytes (its size as indexed):
-  // bytes after the last record would be read as no record at all.
-  if (index->end_offset() != *shard.size) {
-    return DataLossError(indexed.url + " is " + std::to_string(*shard.size) + " bytes but its records end at byte " +
-                         std::to_string(index->end_offset()) +
-                         ": the shard is damaged or being written; rewrite it, or open the dataset again");
-  }
   if (shard.records && *shard.records != index->size()) {
     return DataLossError("the dataset manifest says " + indexed.url + " has " + std::to_string(*shard.records) +
                          " records but its index has " + std::to_string(index->size()) +

@@ -99,6 +99,14 @@ Result<RecordIndex> RecordIndex::Build(ObjectStore& store, std::string_view shar
     if (!more) break;
     index.Add(reader->record_offset(), record.size() + kFramingSize);
   }
+  // The reader ends quietly at a fragment too short for a record's header;
+  // an index of the records before it would not describe the file (Load
+  // refuses it) and its readers would take the fragment for no bytes.
+  if (index.end_offset() != reader->object_size()) {
+    return DataLossError(store.Describe(shard_key) + " is " + std::to_string(reader->object_size()) +
+                         " bytes but its records end at byte " + std::to_string(index.end_offset()) +
+                         ": the shard is damaged or being written; index it once it is whole, or rewrite it");
+  }
   return index;
 }
 

@@ -43,7 +43,8 @@ class RecordIndex {
                                   std::optional<uint64_t> shard_size = std::nullopt);
 
   // Reads the uncompressed shard `shard_key` (checking every CRC) and
-  // returns its index. InvalidArgument for compressed shards.
+  // returns its index. InvalidArgument for compressed shards; DataLoss for
+  // one whose records end before the object does (cut inside a header).
   static Result<RecordIndex> Build(ObjectStore& store, std::string_view shard_key);
 
   // The DALI text: "<offset> <size>\n" per record.

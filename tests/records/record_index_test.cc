@@ -84,5 +84,19 @@ TEST(RecordIndexTest, BuildsTheIndexOfAnExistingFile) {
   EXPECT_EQ(IndexKeyFor("a/b.tfrecord"), "a/b.tfrecord.idx");
 }
 
+// A file cut inside a record's header (being written, or damaged) has bytes
+// no index entry covers: building refuses it rather than write an index
+// that Load would then refuse.
+TEST(RecordIndexTest, BuildingAFileCutInsideAHeaderIsDataLoss) {
+  MemoryStore store("records-index-test");
+  ASSERT_TRUE(WriteAll(store, "cut.tfrecord", testing::Frame({"foo", "ba"}) + std::string("\x05\x00\x00", 3)).ok());
+  auto index = RecordIndex::Build(store, "cut.tfrecord");
+  EXPECT_EQ(index.status().code(), StatusCode::kDataLoss) << index.status().ToString();
+  EXPECT_NE(index.status().message().find("cut.tfrecord is 40 bytes but its records end at byte 37: the shard is "
+                                          "damaged or being written"),
+            std::string::npos)
+      << index.status().ToString();
+}
+
 }  // namespace
 }  // namespace spool::records

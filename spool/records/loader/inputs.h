@@ -77,9 +77,8 @@ Result<std::unique_ptr<records::RecordReader>> OpenShard(const ShardInfo& shard,
 
 // Fills in missing record counts: from index files where known, else by
 // reading each shard once (opened as OpenShard opens it, without decoding
-// Examples), in parallel on
-// `executor`. `skip_damage` counts a damaged shard's readable records instead
-// of failing.
+// Examples), in parallel on `executor`. `skip_damage` counts a damaged
+// shard's readable records instead of failing.
 Status LoadCounts(std::vector<ShardInfo>& shards, Executor& executor, bool skip_damage);
 
 }  // namespace spool::loader
