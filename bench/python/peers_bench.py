@@ -315,6 +315,15 @@ def _spool_cp(source: str, destination: str) -> None:
                    check=True, stdout=subprocess.DEVNULL)
 
 
+def _spool_rm(prefix: str) -> None:
+    """Deletes what a case wrote under `prefix` once its rounds are over. Kept,
+    the cases write about 34 GB at the issue's sizes (each DCP round under a
+    new prefix), which with the transfer cases' data fills the bench's 40 GB
+    OSD past its full ratio (95%); RGW then holds every write until it times out."""
+    subprocess.run([os.environ.get("SPOOL_CLI", "spool"), "--quiet", "rm", "-r", prefix + "/"],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def _dcp_rank(rank: int, peer: str, data: Dict[str, Any], port: int, scratch: str) -> None:
     """One rank of a DCP save and load (gloo). Every operation starts and ends at a
     barrier; rank 0 writes the times, so each is the slowest rank's."""
@@ -646,15 +655,18 @@ def main() -> int:
             peers = [f"spool-w{w}" for w in args.workers] + STREAMING_PEERS
             with phase(f"streaming {n} x {size} B"):
                 results[f"streaming {n} x {size} B"] = rounds(args, "streaming", peers, data, log)
+            _spool_rm(f"{args.s3}/stream-{label}")
     base = {"prefix": args.s3, "local": args.local, "state_mib": s["state_mib"], "ranks": args.dcp_ranks}
     if "checkpoint" in args.cases:
         with phase("checkpoint"):
             results[f"checkpoint {s['state_mib']} MiB"] = rounds(
                 args, "checkpoint", ["spool", "spool-mmap", "s3torchconnector", "boto3", "s3fs"], base, log)
+            _spool_rm(f"{args.s3}/checkpoint")
     if "dcp" in args.cases:
         with phase("dcp"):
             results[f"dcp {s['state_mib']} MiB, {args.dcp_ranks} ranks"] = rounds(
                 args, "dcp", ["spool", "s3torchconnector", "filesystem+cp"], base, log)
+            _spool_rm(f"{args.s3}/dcp")
     if "tfdata" in args.cases:
         with phase("tfdata"):
             files = prepare_tfdata(args, s["tf"])
