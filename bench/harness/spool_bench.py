@@ -753,19 +753,19 @@ def evaluate(results):
     if loader:
         if "loader_vs_plain" in loader:
             r, s3 = loader["loader_vs_plain"], loader["loader_s3_vs_raw"]
-            goal("loader: local, shuffling, >= 0.3x plain read() of the same shards (wall-clock)",
-                 f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})", r["median"] >= 0.3)
+            goal("loader: local, shuffling, >= 0.6x plain read() of the same shards (wall-clock)",
+                 f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})", r["median"] >= 0.6)
             goal("loader: from S3 >= 0.9x raw parallel whole-object reads of the same shards",
                  f"{s3['median']:.2f}x ({s3['min']:.2f}-{s3['max']:.2f})", s3["median"] >= 0.9)
-        limit = loader["budget_mib"] + 64
-        goal(f"loader: peak RSS <= budget + 64 MiB ({limit:.0f} MiB)", f"{loader['peak_rss_mib']:.0f} MiB",
+        limit = loader["budget_mib"] + 32
+        goal(f"loader: peak RSS <= budget + 32 MiB ({limit:.0f} MiB)", f"{loader['peak_rss_mib']:.0f} MiB",
              loader["peak_rss_mib"] <= limit)
     py = results.get("python")
     if py:
         for name, row in py["streaming"].items():
             if "vs_cpp" in row and "0 workers" in name:
-                goal(f"python: {name} >= 0.9x the C++ loader's records/s", f"{row['vs_cpp']:.2f}x",
-                     row["vs_cpp"] >= 0.9)
+                goal(f"python: {name} >= 0.95x the C++ loader's records/s", f"{row['vs_cpp']:.2f}x",
+                     row["vs_cpp"] >= 0.95)
     for g in (results.get("peers") or {}).get("goals", []):
         goal(f"peers: {g['goal']}", g["value"], g["met"])
     a = results.get("async_checkpoint")
