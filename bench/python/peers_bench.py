@@ -310,9 +310,13 @@ def _sharded_state(mib: int, rank: int, ranks: int) -> Dict[str, Any]:
             for i in range(max(1, mib // 64))}
 
 
+def _spool(*argv: str) -> None:
+    """Runs the build's spool command (SPOOL_CLI), quietly; a failure raises."""
+    subprocess.run([os.environ.get("SPOOL_CLI", "spool"), "--quiet", *argv], check=True, stdout=subprocess.DEVNULL)
+
+
 def _spool_cp(source: str, destination: str) -> None:
-    subprocess.run([os.environ.get("SPOOL_CLI", "spool"), "--quiet", "cp", "-r", source, destination],
-                   check=True, stdout=subprocess.DEVNULL)
+    _spool("cp", "-r", source, destination)
 
 
 def _spool_rm(prefix: str) -> None:
@@ -320,8 +324,7 @@ def _spool_rm(prefix: str) -> None:
     the cases write about 34 GB at the issue's sizes (each DCP round under a
     new prefix), which with the transfer cases' data fills the bench's 40 GB
     OSD past its full ratio (95%); RGW then holds every write until it times out."""
-    subprocess.run([os.environ.get("SPOOL_CLI", "spool"), "--quiet", "rm", "-r", prefix + "/"],
-                   check=True, stdout=subprocess.DEVNULL)
+    _spool("rm", "-r", prefix + "/")
 
 
 def _dcp_rank(rank: int, peer: str, data: Dict[str, Any], port: int, scratch: str) -> None:
@@ -661,12 +664,12 @@ def main() -> int:
         with phase("checkpoint"):
             results[f"checkpoint {s['state_mib']} MiB"] = rounds(
                 args, "checkpoint", ["spool", "spool-mmap", "s3torchconnector", "boto3", "s3fs"], base, log)
-            _spool_rm(f"{args.s3}/checkpoint")
+        _spool_rm(f"{args.s3}/checkpoint")
     if "dcp" in args.cases:
         with phase("dcp"):
             results[f"dcp {s['state_mib']} MiB, {args.dcp_ranks} ranks"] = rounds(
                 args, "dcp", ["spool", "s3torchconnector", "filesystem+cp"], base, log)
-            _spool_rm(f"{args.s3}/dcp")
+        _spool_rm(f"{args.s3}/dcp")
     if "tfdata" in args.cases:
         with phase("tfdata"):
             files = prepare_tfdata(args, s["tf"])
